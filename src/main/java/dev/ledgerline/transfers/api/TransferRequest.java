@@ -1,0 +1,8 @@
+package dev.ledgerline.transfers.api;
+
+/** A validated, normalised {@code POST /v1/transfers} body. */
+public record TransferRequest(long amount, String currency, Destination destination, String description) {
+
+    public record Destination(String iban, String name) {
+    }
+}

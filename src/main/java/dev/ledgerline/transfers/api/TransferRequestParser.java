@@ -1,0 +1,186 @@
+package dev.ledgerline.transfers.api;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeType;
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import jakarta.enterprise.context.ApplicationScoped;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Turns a raw body into a {@link TransferRequest} or a 400/413 problem listing every violated field.
+ * The body is read as a tree with strict limits (duplicate keys, nesting depth, number and string
+ * lengths), then checked field by field, so a client sees all its mistakes at once and nothing it
+ * sends can reach a 500.
+ */
+@ApplicationScoped
+public class TransferRequestParser {
+
+    private static final Set<String> TOP_FIELDS = Set.of("amount", "currency", "destination", "description");
+    private static final Set<String> DESTINATION_FIELDS = Set.of("iban", "name");
+
+    private final ObjectMapper mapper;
+    private final LedgerlineConfig.Transfers limits;
+
+    public TransferRequestParser(LedgerlineConfig config) {
+        this.limits = config.transfers();
+        JsonFactory factory = JsonFactory.builder()
+                .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(8)
+                        .maxNumberLength(40)
+                        .maxStringLength(4096)
+                        .build())
+                .build();
+        this.mapper = new ObjectMapper(factory);
+    }
+
+    public TransferRequest parse(String body) {
+        if (body == null || body.isBlank()) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
+        }
+        if (body.getBytes(StandardCharsets.UTF_8).length > limits.maxBodyBytes()) {
+            throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
+                    "The request body is larger than " + limits.maxBodyBytes() + " bytes.");
+        }
+        JsonNode root = readTree(body);
+        if (!root.isObject()) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be a JSON object.");
+        }
+        List<Problem.FieldError> errors = new ArrayList<>();
+        unknownFields(root, "", TOP_FIELDS, errors);
+        Long amount = amount(root.get("amount"), errors);
+        String currency = currency(root.get("currency"), errors);
+        TransferRequest.Destination destination = destination(root.get("destination"), errors);
+        String description = text(root.get("description"), "description", limits.maxDescriptionLength(), false, errors);
+        if (!errors.isEmpty()) {
+            throw new ProblemException(ProblemType.VALIDATION_FAILED,
+                    errors.size() == 1 ? "One field is not valid." : errors.size() + " fields are not valid.", errors, java.util.Map.of());
+        }
+        return new TransferRequest(amount, currency, destination, description);
+    }
+
+    private JsonNode readTree(String body) {
+        try (JsonParser parser = mapper.getFactory().createParser(body)) {
+            JsonNode root = mapper.readTree(parser);
+            if (root == null || parser.nextToken() != null) {
+                throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be exactly one JSON object.");
+            }
+            return root;
+        } catch (JsonProcessingException e) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body could not be read.");
+        }
+    }
+
+    private Long amount(JsonNode node, List<Problem.FieldError> errors) {
+        if (node == null || node.isNull()) {
+            errors.add(new Problem.FieldError("amount", "is required"));
+            return null;
+        }
+        if (!node.isIntegralNumber()) {
+            errors.add(new Problem.FieldError("amount", "must be a whole number of minor units"));
+            return null;
+        }
+        if (!node.canConvertToLong()) {
+            errors.add(new Problem.FieldError("amount", "must be at most " + limits.maxAmount()));
+            return null;
+        }
+        long value = node.longValue();
+        if (value <= 0) {
+            errors.add(new Problem.FieldError("amount", "must be greater than 0"));
+        } else if (value > limits.maxAmount()) {
+            errors.add(new Problem.FieldError("amount", "must be at most " + limits.maxAmount()));
+        }
+        return value;
+    }
+
+    private String currency(JsonNode node, List<Problem.FieldError> errors) {
+        if (node == null || node.isNull()) {
+            errors.add(new Problem.FieldError("currency", "is required"));
+            return null;
+        }
+        if (!node.isTextual()) {
+            errors.add(new Problem.FieldError("currency", "must be a string"));
+            return null;
+        }
+        String value = node.textValue();
+        if (!limits.currencies().contains(value)) {
+            errors.add(new Problem.FieldError("currency", "must be one of the accepted ISO 4217 codes " + new java.util.TreeSet<>(limits.currencies())));
+        }
+        return value;
+    }
+
+    private TransferRequest.Destination destination(JsonNode node, List<Problem.FieldError> errors) {
+        if (node == null || node.isNull()) {
+            errors.add(new Problem.FieldError("destination", "is required"));
+            return null;
+        }
+        if (!node.isObject()) {
+            errors.add(new Problem.FieldError("destination", "must be an object with iban and name"));
+            return null;
+        }
+        unknownFields(node, "destination.", DESTINATION_FIELDS, errors);
+        String iban = text(node.get("iban"), "destination.iban", 64, true, errors);
+        if (iban != null) {
+            iban = Iban.normalise(iban);
+            String problem = Iban.problem(iban);
+            if (problem != null) {
+                errors.add(new Problem.FieldError("destination.iban", problem));
+            }
+        }
+        String name = text(node.get("name"), "destination.name", limits.maxNameLength(), true, errors);
+        return new TransferRequest.Destination(iban, name);
+    }
+
+    /** A string field: trimmed, non-blank if required, bounded in code points, no control characters. */
+    private static String text(JsonNode node, String field, int maxLength, boolean required, List<Problem.FieldError> errors) {
+        if (node == null || node.isNull()) {
+            if (required) {
+                errors.add(new Problem.FieldError(field, "is required"));
+            }
+            return null;
+        }
+        if (node.getNodeType() != JsonNodeType.STRING) {
+            errors.add(new Problem.FieldError(field, "must be a string"));
+            return null;
+        }
+        String value = node.textValue().strip();
+        if (required && value.isEmpty()) {
+            errors.add(new Problem.FieldError(field, "must not be blank"));
+            return null;
+        }
+        if (value.codePointCount(0, value.length()) > maxLength) {
+            errors.add(new Problem.FieldError(field, "must be at most " + maxLength + " characters"));
+            return null;
+        }
+        if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
+            errors.add(new Problem.FieldError(field, "must not contain control characters"));
+            return null;
+        }
+        return value;
+    }
+
+    private static void unknownFields(JsonNode object, String prefix, Set<String> allowed, List<Problem.FieldError> errors) {
+        for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!allowed.contains(name)) {
+                errors.add(new Problem.FieldError(prefix + abbreviate(name), "is not a known field"));
+            }
+        }
+    }
+
+    private static String abbreviate(String name) {
+        return name.length() <= 64 ? name : name.substring(0, 64) + "…";
+    }
+}

@@ -1,0 +1,160 @@
+package dev.ledgerline.transfers.api;
+
+import dev.ledgerline.transfers.idempotency.IdempotencyKey;
+import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.pipeline.Dispatcher;
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+import java.net.URI;
+import java.util.UUID;
+
+/**
+ * {@code /v1/transfers}: create a transfer under an Idempotency-Key, read it, read its history.
+ * Everything runs on the event loop; every answer about a transfer is scoped to the caller, and
+ * another principal's transfer is indistinguishable from a missing one (404).
+ */
+@Path("/v1/transfers")
+@Produces(MediaType.APPLICATION_JSON)
+public class TransferResource {
+
+    static final String WRITE = "transfers.write";
+    static final String READ = "transfers.read";
+    static final String READ_ALL = "transfers.read.all";
+
+    private final IdempotencyService idempotency;
+    private final TransferRequestParser parser;
+    private final TransferRepository transfers;
+    private final Dispatcher dispatcher;
+    private final JsonWebToken jwt;
+    private final MeterRegistry metrics;
+
+    public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
+                            Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics) {
+        this.idempotency = idempotency;
+        this.parser = parser;
+        this.transfers = transfers;
+        this.dispatcher = dispatcher;
+        this.jwt = jwt;
+        this.metrics = metrics;
+    }
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    @RolesAllowed(WRITE)
+    public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, String body) {
+        String principal = principal();
+        IdempotencyKey key;
+        TransferRequest request;
+        try {
+            key = IdempotencyKey.parse(idempotencyKey);
+            request = parser.parse(body);
+        } catch (ProblemException e) {
+            outcome("rejected");
+            throw e;
+        }
+        return idempotency.accept(principal, key, request)
+                .invoke(accepted -> {
+                    if (!accepted.replayed()) {
+                        dispatcher.dispatch(accepted.transfer().id(), "accepted");
+                    }
+                    outcome(accepted.replayed() ? "replayed" : "created");
+                })
+                .onFailure(ProblemException.class).invoke(e -> outcome(switch (((ProblemException) e).type()) {
+                    case IDEMPOTENCY_KEY_IN_USE -> "conflict";
+                    case IDEMPOTENCY_KEY_REUSED -> "mismatch";
+                    default -> "rejected";
+                }))
+                .map(accepted -> {
+                    Transfer t = accepted.transfer();
+                    Response.ResponseBuilder response = Response.created(URI.create("/v1/transfers/" + t.id()))
+                            .entity(TransferView.of(t))
+                            .tag(new jakarta.ws.rs.core.EntityTag(Long.toString(t.version())));
+                    if (accepted.replayed()) {
+                        response.header("Idempotent-Replayed", "true");
+                    }
+                    return response.build();
+                });
+    }
+
+    @GET
+    @Path("/{id}")
+    @RolesAllowed({READ, READ_ALL})
+    public Uni<Response> get(@PathParam("id") String id, @HeaderParam("If-None-Match") String ifNoneMatch) {
+        return visible(id).map(t -> {
+            String etag = TransferView.etag(t);
+            if (matches(ifNoneMatch, etag)) {
+                return Response.notModified().header("ETag", etag).build();
+            }
+            return Response.ok(TransferView.of(t)).header("ETag", etag).build();
+        });
+    }
+
+    @GET
+    @Path("/{id}/events")
+    @RolesAllowed({READ, READ_ALL})
+    public Uni<TransferEventsView> events(@PathParam("id") String id) {
+        return visible(id).flatMap(t -> transfers.events(t.id()).map(events -> TransferEventsView.of(t.id(), events)));
+    }
+
+    /** The caller's transfer, or 404 — also for another principal's transfer and for ids that are not UUIDs. */
+    private Uni<Transfer> visible(String rawId) {
+        UUID id;
+        try {
+            id = UUID.fromString(rawId);
+        } catch (IllegalArgumentException notAUuid) {
+            return Uni.createFrom().failure(notFound());
+        }
+        String principal = principal();
+        boolean readsAll = jwt.getGroups() != null && jwt.getGroups().contains(READ_ALL);
+        return transfers.findById(id)
+                .onItem().ifNull().failWith(TransferResource::notFound)
+                .invoke(t -> {
+                    if (!readsAll && !t.userId().equals(principal)) {
+                        throw notFound();
+                    }
+                });
+    }
+
+    private String principal() {
+        String subject = jwt.getSubject();
+        if (subject == null || subject.isBlank()) {
+            throw new io.quarkus.security.UnauthorizedException("token without subject");
+        }
+        return subject;
+    }
+
+    private static boolean matches(String ifNoneMatch, String etag) {
+        if (ifNoneMatch == null) {
+            return false;
+        }
+        for (String candidate : ifNoneMatch.split(",")) {
+            String c = candidate.trim();
+            if (c.equals("*") || c.equals(etag) || c.equals("W/" + etag)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static ProblemException notFound() {
+        return new ProblemException(ProblemType.NOT_FOUND, "No transfer with this id is visible to you.");
+    }
+
+    private void outcome(String outcome) {
+        metrics.counter("ledgerline.transfers.requests", "outcome", outcome).increment();
+    }
+}

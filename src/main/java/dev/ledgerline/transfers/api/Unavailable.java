@@ -1,0 +1,42 @@
+package dev.ledgerline.transfers.api;
+
+import io.vertx.pgclient.PgException;
+
+import java.net.ConnectException;
+import java.util.concurrent.TimeoutException;
+
+/** Recognises failures that mean "PostgreSQL is not reachable right now" (answered 503, never 500). */
+final class Unavailable {
+
+    private Unavailable() {
+    }
+
+    static boolean isDatabaseUnavailable(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof DatabaseTimeoutException || t instanceof ConnectException || t instanceof TimeoutException
+                    || t instanceof io.vertx.sqlclient.ClosedConnectionException) {
+                return true;
+            }
+            if (t instanceof PgException pg && pg.getSqlState() != null
+                    && (pg.getSqlState().startsWith("08") || pg.getSqlState().startsWith("57P"))) {
+                return true; // connection exceptions and admin shutdown / crash recovery
+            }
+            String message = String.valueOf(t.getMessage());
+            if (message.contains("Connection refused") || message.contains("Connection is not active")
+                    || message.contains("Failed to read any response from the server")) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /** A database call that did not answer in time; its effect is unknown, so the client must retry with its key. */
+    static final class DatabaseTimeoutException extends RuntimeException {
+        DatabaseTimeoutException() {
+            super("database did not answer in time", null, false, false);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package dev.ledgerline.transfers.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/** Every setting of the service, under {@code ledgerline.*}. */
+@ConfigMapping(prefix = "ledgerline")
+public interface LedgerlineConfig {
+
+    /** Name of this instance in leases, events and logs; defaults to host name and pid. */
+    Optional<String> instanceId();
+
+    Transfers transfers();
+
+    Idempotency idempotency();
+
+    Pipeline pipeline();
+
+    Provider provider();
+
+    Sandbox sandbox();
+
+    interface Sandbox {
+        /** Builds the sandbox provider into the application (a build-time switch: on in dev and test, off in prod). */
+        @WithDefault("false")
+        boolean enabled();
+    }
+
+    interface Transfers {
+        /** Largest amount accepted, in minor units. */
+        @WithDefault("100000000")
+        long maxAmount();
+
+        /** ISO 4217 codes accepted. */
+        @WithDefault("EUR,GBP,USD,CHF,SEK,DKK,NOK,PLN,CZK")
+        Set<String> currencies();
+
+        /** Longest beneficiary name, in characters. */
+        @WithDefault("140")
+        int maxNameLength();
+
+        /** Longest description, in characters. */
+        @WithDefault("140")
+        int maxDescriptionLength();
+
+        /** Largest request body, in bytes; larger bodies get 413. */
+        @WithDefault("16384")
+        int maxBodyBytes();
+
+        /** How long a request waits for PostgreSQL before answering 503 (the write may still commit: retry with the key). */
+        @WithDefault("PT5S")
+        Duration databaseTimeout();
+    }
+
+    interface Idempotency {
+        /** How long a completed key is answered from Redis without touching PostgreSQL. */
+        @WithDefault("PT24H")
+        Duration retention();
+
+        /** How long an in-flight marker may block a key if its request dies before completing. */
+        @WithDefault("PT10S")
+        Duration inFlightTtl();
+
+        /** Retry-After sent with 409 idempotency-key-in-use. */
+        @WithDefault("1")
+        int retryAfterSeconds();
+    }
+
+    interface Pipeline {
+        /** Redis lock TTL; must exceed the provider timeout plus margin. */
+        @WithDefault("PT15S")
+        Duration lockTtl();
+
+        /** Database lease of a claim; must exceed the provider timeout plus margin. */
+        @WithDefault("PT20S")
+        Duration lease();
+
+        /** Margin the lock and the lease must leave beyond the provider timeout. */
+        @WithDefault("PT2S")
+        Duration margin();
+
+        /** Transfers processed at once by this instance; beyond it, dispatch waits for the sweeper. */
+        @WithDefault("64")
+        int maxInFlight();
+
+        /** How often the sweeper looks for dropped, expired and reconciling transfers. */
+        @WithDefault("1s")
+        String sweepEvery();
+
+        /** Rows taken per sweep and per kind. */
+        @WithDefault("50")
+        int sweepBatch();
+
+        /** A pending transfer untouched this long is taken by the sweeper. */
+        @WithDefault("PT2S")
+        Duration pendingGrace();
+
+        /** First back-off after an unknown outcome; doubles per attempt up to the maximum. */
+        @WithDefault("PT1S")
+        Duration retryBackoff();
+
+        /** Longest back-off between reconciliation attempts. */
+        @WithDefault("PT60S")
+        Duration maxRetryBackoff();
+
+        /** When Redis is unavailable, still process (the database claim guards) rather than wait. */
+        @WithDefault("true")
+        boolean proceedWithoutLock();
+    }
+
+    interface Provider {
+        /**
+         * Timeout of one provider call in milliseconds; the fault-tolerance {@code @Timeout} of
+         * {@code ProviderClient} reads this value, and the lock TTL and lease must cover it.
+         */
+        @WithDefault("5000")
+        long timeoutMs();
+    }
+}

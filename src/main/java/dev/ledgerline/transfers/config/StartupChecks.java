@@ -1,0 +1,54 @@
+package dev.ledgerline.transfers.config;
+
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
+import org.eclipse.microprofile.config.Config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Refuses to start with settings that would make the pipeline unsafe or the deployment insecure,
+ * each with a sentence that names the settings in conflict.
+ */
+@Singleton
+public class StartupChecks {
+
+    static final String DEV_KEY_MARKER = "src/dev/jwt/";
+
+    void onStart(@Observes StartupEvent event, LedgerlineConfig config, Config raw) {
+        List<String> problems = problems(config, raw, LaunchMode.current());
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("Ledgerline refuses to start: " + String.join(" ", problems));
+        }
+    }
+
+    static List<String> problems(LedgerlineConfig config, Config raw, LaunchMode mode) {
+        List<String> problems = new ArrayList<>();
+        Duration timeout = Duration.ofMillis(config.provider().timeoutMs());
+        Duration needed = timeout.plus(config.pipeline().margin());
+        if (config.pipeline().lockTtl().compareTo(needed) < 0) {
+            problems.add("ledgerline.pipeline.lock-ttl (" + config.pipeline().lockTtl() + ") must be at least "
+                    + "ledgerline.provider.timeout-ms (" + timeout + ") plus ledgerline.pipeline.margin ("
+                    + config.pipeline().margin() + "), or a slow provider call would outlive its lock.");
+        }
+        if (config.pipeline().lease().compareTo(needed) < 0) {
+            problems.add("ledgerline.pipeline.lease (" + config.pipeline().lease() + ") must be at least "
+                    + "ledgerline.provider.timeout-ms (" + timeout + ") plus ledgerline.pipeline.margin ("
+                    + config.pipeline().margin() + "), or a send could still execute after its lease expired.");
+        }
+        if (mode == LaunchMode.NORMAL) {
+            String location = raw.getOptionalValue("mp.jwt.verify.publickey.location", String.class).orElse("");
+            String inline = raw.getOptionalValue("mp.jwt.verify.publickey", String.class).orElse("");
+            if (location.isBlank() && inline.isBlank()) {
+                problems.add("Set MP_JWT_VERIFY_PUBLICKEY_LOCATION (or MP_JWT_VERIFY_PUBLICKEY) to the token issuer's public key.");
+            } else if (location.contains(DEV_KEY_MARKER) || DevKey.isDevKey(location) || DevKey.isDevKey(inline)) {
+                problems.add("The checked-in dev key pair cannot verify tokens in prod; configure the real issuer's public key.");
+            }
+        }
+        return problems;
+    }
+}

@@ -1,0 +1,188 @@
+package dev.ledgerline.transfers.idempotency;
+
+import dev.ledgerline.transfers.api.ProblemException;
+import dev.ledgerline.transfers.api.ProblemType;
+import dev.ledgerline.transfers.api.TransferRequest;
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.pipeline.InstanceId;
+import dev.ledgerline.transfers.pipeline.RedisLock;
+import dev.ledgerline.transfers.redis.RedisCommands;
+import dev.ledgerline.transfers.transfer.NewTransfer;
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Accepts a transfer at most once per (principal, Idempotency-Key).
+ *
+ * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT (user_id, idempotency_key) DO NOTHING} either
+ * creates the transfer or finds the original, whose fingerprint says replay or 422. Redis only makes
+ * the common cases cheap: a completed entry answers a replay (or a 422) without any PostgreSQL write,
+ * and an in-flight marker turns a concurrent duplicate into 409 before it reaches the database. Any
+ * Redis failure — down, paused, evicted, flushed — falls back to the database path with no error.
+ */
+@ApplicationScoped
+public class IdempotencyService {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyService.class);
+
+    /** Whether the transfer was created by this request or is the original answered again. */
+    public record Accepted(Transfer transfer, boolean replayed) {
+    }
+
+    /** A Redis read that did not answer. */
+    private static final String UNAVAILABLE = "\u0000unavailable";
+
+    private final TransferRepository transfers;
+    private final RedisCommands cache;
+    private final LedgerlineConfig config;
+    private final String actor;
+    private final MeterRegistry metrics;
+
+    public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
+                              InstanceId instance, MeterRegistry metrics) {
+        this.transfers = transfers;
+        this.cache = cache;
+        this.config = config;
+        this.actor = instance.value();
+        this.metrics = metrics;
+    }
+
+    /** Redis key for a (principal, key): hashed, so client input never shapes the key space. */
+    static String redisKey(String principal, IdempotencyKey key) {
+        return "idem:v1:" + Fingerprint.sha256(principal.length() + ":" + principal + "|" + key.value());
+    }
+
+    public Uni<Accepted> accept(String principal, IdempotencyKey key, TransferRequest request) {
+        String fingerprint = Fingerprint.of(request);
+        String redisKey = redisKey(principal, key);
+        return read(redisKey).flatMap(value -> {
+            if (UNAVAILABLE.equals(value)) {
+                count("db", "redis_unavailable");
+                return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+            }
+            IdempotencyEntry entry = IdempotencyEntry.decode(value);
+            if (entry == null) {
+                return markAndInsert(principal, key, request, fingerprint, redisKey);
+            }
+            if (!entry.completed()) {
+                count("fast", "in_flight");
+                throw inUse();
+            }
+            if (!entry.fingerprint().equals(fingerprint)) {
+                count("fast", "mismatch");
+                throw reused();
+            }
+            return replayFromCache(principal, key, request, fingerprint, redisKey, entry.transferId());
+        });
+    }
+
+    private Uni<Accepted> replayFromCache(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                          String redisKey, UUID transferId) {
+        return withDeadline(transfers.findById(transferId)).flatMap(original -> {
+            if (original == null || !original.userId().equals(principal)) {
+                // an entry that the database does not back (e.g. a restored database): let the database decide
+                count("db", "cache_stale");
+                return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+            }
+            count("fast", "replay");
+            return Uni.createFrom().item(new Accepted(original, true));
+        });
+    }
+
+    private Uni<Accepted> markAndInsert(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                        String redisKey) {
+        String marker = IdempotencyEntry.inFlight(RedisLock.newToken(), fingerprint).encode();
+        return cache.setIfAbsent(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
+                .onFailure().recoverWithItem(e -> null)
+                .flatMap(set -> {
+                    if (set == null) {
+                        count("db", "redis_unavailable");
+                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+                    }
+                    if (!set) {
+                        // another request marked or completed the key between our read and our write
+                        count("fast", "in_flight");
+                        return Uni.createFrom().failure(inUse());
+                    }
+                    count("db", "first_use");
+                    return insertOrFind(principal, key, request, fingerprint, redisKey, marker);
+                });
+    }
+
+    /** The database path: insert, or find the original and compare fingerprints. */
+    private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                       String redisKey, String ourMarker) {
+        NewTransfer candidate = new NewTransfer(UUID.randomUUID(), principal, key.value(), fingerprint,
+                request.amount(), request.currency(), request.destination().iban(), request.destination().name(),
+                request.description(), newProviderReference());
+        return withDeadline(transfers.insert(candidate, config.pipeline().pendingGrace(), actor))
+                .flatMap(created -> created != null
+                        ? Uni.createFrom().item(new Accepted(created, false))
+                        : withDeadline(transfers.findByKey(principal, key.value())).map(original -> {
+                            if (original == null) {
+                                throw new IllegalStateException("conflict on (user_id, idempotency_key) without a row");
+                            }
+                            return new Accepted(original, true);
+                        }))
+                .call(accepted -> remember(redisKey, accepted.transfer()))
+                .map(accepted -> {
+                    if (accepted.replayed() && !accepted.transfer().requestFingerprint().equals(fingerprint)) {
+                        count("db", "mismatch");
+                        throw reused();
+                    }
+                    if (accepted.replayed()) {
+                        count("db", "replay");
+                    }
+                    return accepted;
+                })
+                .onFailure(e -> !(e instanceof ProblemException) && ourMarker != null)
+                .call(() -> cache.deleteIfHolds(redisKey, ourMarker).onFailure().recoverWithNull());
+    }
+
+    /** The completed entry replaces our marker; if Redis is gone the database still remembers. */
+    private Uni<Void> remember(String redisKey, Transfer transfer) {
+        String entry = IdempotencyEntry.completed(transfer.requestFingerprint(), transfer.id()).encode();
+        return cache.set(redisKey, entry, config.idempotency().retention().toMillis())
+                .onFailure().invoke(e -> LOG.debugf("transferId=%s step=idempotency could not cache the completed key: %s",
+                        transfer.id(), e.toString()))
+                .onFailure().recoverWithNull();
+    }
+
+    private Uni<String> read(String redisKey) {
+        return cache.get(redisKey).onFailure().recoverWithItem(UNAVAILABLE);
+    }
+
+    private <T> Uni<T> withDeadline(Uni<T> query) {
+        Duration timeout = config.transfers().databaseTimeout();
+        return query.ifNoItem().after(timeout).failWith(() -> new java.util.concurrent.TimeoutException(
+                "PostgreSQL did not answer within " + timeout));
+    }
+
+    private static String newProviderReference() {
+        return "ll_" + UUID.randomUUID().toString().replace("-", "");
+    }
+
+    private ProblemException inUse() {
+        String retryAfter = Integer.toString(config.idempotency().retryAfterSeconds());
+        return new ProblemException(ProblemType.IDEMPOTENCY_KEY_IN_USE,
+                "The first request with this Idempotency-Key is still being processed; retry after " + retryAfter + " s.",
+                null, Map.of("Retry-After", retryAfter));
+    }
+
+    private static ProblemException reused() {
+        return new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED,
+                "This Idempotency-Key was already used with a different request body; use a new key for a new transfer.");
+    }
+
+    private void count(String path, String result) {
+        metrics.counter("ledgerline.idempotency", "path", path, "result", result).increment();
+    }
+}

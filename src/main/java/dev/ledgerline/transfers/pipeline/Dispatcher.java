@@ -1,0 +1,59 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Starts processing right after a transfer commits, with a bounded number in flight per instance.
+ * Beyond the bound nothing is queued in memory: the row is already committed as {@code pending}, and
+ * the sweeper picks it up. So a burst can neither exhaust memory nor connections, nor lose a transfer.
+ */
+@ApplicationScoped
+public class Dispatcher {
+
+    private static final Logger LOG = Logger.getLogger(Dispatcher.class);
+
+    private final TransferProcessor processor;
+    private final int maxInFlight;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final MeterRegistry metrics;
+
+    public Dispatcher(TransferProcessor processor, LedgerlineConfig config, MeterRegistry metrics) {
+        this.processor = processor;
+        this.maxInFlight = config.pipeline().maxInFlight();
+        this.metrics = metrics;
+        metrics.gauge("ledgerline.pipeline.in_flight", inFlight);
+    }
+
+    /** Fire and forget: {@code false} when the instance is at its bound and the sweeper will take it. */
+    public boolean dispatch(UUID id, String why) {
+        if (!tryEnter()) {
+            metrics.counter("ledgerline.dispatch", "result", "deferred").increment();
+            return false;
+        }
+        metrics.counter("ledgerline.dispatch", "result", "started").increment();
+        run(id, why).subscribe().with(outcome -> { }, failure -> { });
+        return true;
+    }
+
+    /** Runs one pass within the in-flight bound; the caller must have entered with {@link #tryEnter()}. */
+    Uni<TransferProcessor.Outcome> run(UUID id, String why) {
+        return processor.process(id, why)
+                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", id, e.toString()))
+                .eventually(inFlight::decrementAndGet);
+    }
+
+    boolean tryEnter() {
+        if (inFlight.incrementAndGet() > maxInFlight) {
+            inFlight.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+}

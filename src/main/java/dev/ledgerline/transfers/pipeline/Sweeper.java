@@ -1,0 +1,135 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.provider.LookupResult;
+import dev.ledgerline.transfers.provider.PaymentProvider;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Finishes what instances dropped, safely on any number of instances (every scan is
+ * {@code FOR UPDATE SKIP LOCKED} and every change a fenced UPDATE):
+ * <ul>
+ *   <li>processing rows whose lease expired → {@code reconciling} (their outcome is unknown);</li>
+ *   <li>pending rows nobody picked up → processed;</li>
+ *   <li>reconciling rows that are due → looked up at the provider: completed → {@code sent},
+ *       rejected → {@code failed}, not found → claimed and sent again with the same reference,
+ *       lookup error → retried after an exponential back-off.</li>
+ * </ul>
+ */
+@ApplicationScoped
+public class Sweeper {
+
+    private static final Logger LOG = Logger.getLogger(Sweeper.class);
+
+    private final TransferRepository transfers;
+    private final Dispatcher dispatcher;
+    private final PaymentProvider provider;
+    private final LedgerlineConfig.Pipeline settings;
+    private final String actor;
+    private final MeterRegistry metrics;
+
+    public Sweeper(TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
+                   InstanceId instance, MeterRegistry metrics) {
+        this.transfers = transfers;
+        this.dispatcher = dispatcher;
+        this.provider = provider;
+        this.settings = config.pipeline();
+        this.actor = instance.value();
+        this.metrics = metrics;
+    }
+
+    @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-sweeper")
+    Uni<Void> sweep() {
+        return expireLeases()
+                .chain(this::dispatchPending)
+                .chain(this::reconcile)
+                .onFailure().invoke(e -> LOG.warnf("step=sweep failed, next sweep retries: %s", e.toString()))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+
+    Uni<Void> expireLeases() {
+        return transfers.expireLeases(actor, settings.sweepBatch()).invoke(ids -> {
+            if (!ids.isEmpty()) {
+                metrics.counter("ledgerline.sweeper.leases_expired").increment(ids.size());
+                LOG.infof("step=sweep %d expired lease(s) moved to reconciling: %s", ids.size(), ids);
+            }
+        }).replaceWithVoid();
+    }
+
+    Uni<Void> dispatchPending() {
+        return transfers.takePending(settings.sweepBatch(), settings.pendingGrace())
+                .flatMap(ids -> forEach(ids, id -> dispatcher.tryEnter()
+                        ? dispatcher.run(id, "swept: pending").replaceWithVoid()
+                        : Uni.createFrom().voidItem()));
+    }
+
+    Uni<Void> reconcile() {
+        return transfers.takeReconciling(settings.sweepBatch(), settings.retryBackoff(), settings.maxRetryBackoff())
+                .flatMap(due -> forEach(due, this::reconcileOne));
+    }
+
+    private Uni<Void> reconcileOne(Reconcilable row) {
+        return provider.lookup(row.providerReference())
+                .flatMap(found -> switch (found.kind()) {
+                    case COMPLETED -> settle(row, TransferStatus.SENT, null, "lookup: completed");
+                    case REJECTED -> settle(row, TransferStatus.FAILED, found.reason(), "lookup: rejected");
+                    case NOT_FOUND -> resend(row);
+                })
+                .onFailure().recoverWithUni(e -> {
+                    count("lookup_error");
+                    LOG.infof("transferId=%s version=%d step=reconcile lookup failed, backing off: %s",
+                            row.id(), row.version(), e.toString());
+                    return Uni.createFrom().voidItem();
+                });
+    }
+
+    private Uni<Void> settle(Reconcilable row, TransferStatus status, String failureReason, String reason) {
+        return transfers.fence(row.id(), row.version(), status, failureReason, Duration.ZERO, actor, reason)
+                .invoke(fenced -> {
+                    count(fenced ? status.db() : "stale");
+                    if (!fenced) {
+                        metrics.counter("ledgerline.fence.stale").increment();
+                    }
+                    LOG.infof("transferId=%s version=%d step=reconcile %s%s", row.id(), row.version(), reason,
+                            fenced ? " -> " + status.db() : ", but the row moved on (stale)");
+                })
+                .replaceWithVoid();
+    }
+
+    /** Not found at the provider: it never executed, so the same reference may be sent again — through the claim. */
+    private Uni<Void> resend(Reconcilable row) {
+        count("not_found");
+        if (!dispatcher.tryEnter()) {
+            return Uni.createFrom().voidItem();
+        }
+        return dispatcher.run(row.id(), "lookup: not found, resending").replaceWithVoid();
+    }
+
+    private void count(String result) {
+        metrics.counter("ledgerline.reconciliations", "result", result).increment();
+    }
+
+    private static <T> Uni<Void> forEach(List<T> items, java.util.function.Function<? super T, Uni<Void>> action) {
+        if (items.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        return Multi.createFrom().iterable(items)
+                .onItem().<Void>transformToUni(action::apply).merge(16)
+                .collect().last()
+                .replaceWithVoid();
+    }
+}

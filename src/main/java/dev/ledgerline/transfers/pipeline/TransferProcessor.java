@@ -1,0 +1,163 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.provider.PaymentOrder;
+import dev.ledgerline.transfers.provider.PaymentProvider;
+import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.provider.SendResult;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRepository.Claim;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
+import io.smallrye.faulttolerance.api.CircuitBreakerState;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * Moves one transfer through lock → claim → send → fence → release (DESIGN §5).
+ *
+ * <p>The Redis lock only keeps workers out of each other's way. What makes a payment happen at most
+ * once is the database: the claim UPDATE succeeds for one worker only and hands it a version, the
+ * provider is called only after that claim, and the final UPDATE applies only while that version is
+ * still current. A worker that was paused past its lease therefore changes nothing when it wakes up.
+ */
+@ApplicationScoped
+public class TransferProcessor {
+
+    private static final Logger LOG = Logger.getLogger(TransferProcessor.class);
+
+    /** How one pass over a transfer ended. */
+    public enum Outcome { LOCKED_ELSEWHERE, REDIS_UNAVAILABLE, NOT_CLAIMABLE, PROVIDER_OPEN, LEASE_TOO_SHORT, SENT, FAILED, UNKNOWN, STALE }
+
+    private enum Lock { ACQUIRED, HELD_ELSEWHERE, UNAVAILABLE }
+
+    private final RedisLock redisLock;
+    private final TransferRepository transfers;
+    private final PaymentProvider provider;
+    private final CircuitBreakerMaintenance breakers;
+    private final LedgerlineConfig.Pipeline settings;
+    private final Duration providerTimeout;
+    private final String worker;
+    private final MeterRegistry metrics;
+
+    public TransferProcessor(RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
+                             CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
+                             MeterRegistry metrics) {
+        this.redisLock = redisLock;
+        this.transfers = transfers;
+        this.provider = provider;
+        this.breakers = breakers;
+        this.settings = config.pipeline();
+        this.providerTimeout = Duration.ofMillis(config.provider().timeoutMs());
+        this.worker = instance.value();
+        this.metrics = metrics;
+    }
+
+    /** One pass: ends in a terminal or reconciling status, or leaves the row untouched for someone else. */
+    public Uni<Outcome> process(UUID id, String why) {
+        String key = RedisLock.key(id);
+        String token = RedisLock.newToken();
+        return acquireLock(id, key, token).flatMap(lock -> {
+            if (lock == Lock.HELD_ELSEWHERE) {
+                return Uni.createFrom().item(Outcome.LOCKED_ELSEWHERE);
+            }
+            if (lock == Lock.UNAVAILABLE && !settings.proceedWithoutLock()) {
+                return Uni.createFrom().item(Outcome.REDIS_UNAVAILABLE);
+            }
+            return claimSendFence(id, why)
+                    .eventually(() -> lock == Lock.ACQUIRED ? release(id, key, token) : Uni.createFrom().voidItem());
+        }).invoke(outcome -> metrics.counter("ledgerline.pipeline.passes", "outcome", outcome.name().toLowerCase()).increment());
+    }
+
+    private Uni<Outcome> claimSendFence(UUID id, String why) {
+        if (breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN) {
+            // the provider is down: claiming now would only park the transfer in reconciling
+            return Uni.createFrom().item(Outcome.PROVIDER_OPEN);
+        }
+        long claimedAt = System.nanoTime();
+        return claim(id, why).flatMap(claim -> claim == null
+                ? Uni.createFrom().item(Outcome.NOT_CLAIMABLE)
+                : sendAndFence(claim, claimedAt));
+    }
+
+    private Uni<Lock> acquireLock(UUID id, String key, String token) {
+        return redisLock.acquire(key, token, settings.lockTtl())
+                .map(acquired -> acquired ? Lock.ACQUIRED : Lock.HELD_ELSEWHERE)
+                .onFailure().recoverWithItem(e -> {
+                    LOG.debugf("transferId=%s step=lock redis unavailable (%s), the database claim guards", id, e.toString());
+                    return Lock.UNAVAILABLE;
+                })
+                .invoke(lock -> metrics.counter("ledgerline.lock.acquire", "result", lock.name().toLowerCase()).increment());
+    }
+
+    private Uni<Claim> claim(UUID id, String why) {
+        return transfers.claim(id, worker, settings.lease(), why)
+                .invoke(claim -> {
+                    metrics.counter("ledgerline.claim", "result", claim == null ? "lost" : "won").increment();
+                    if (claim != null) {
+                        LOG.debugf("transferId=%s version=%d step=claim by %s (%s)", id, claim.version(), worker, why);
+                    }
+                });
+    }
+
+    private Uni<Outcome> sendAndFence(Claim claim, long claimedAt) {
+        long leaseLeft = settings.lease().toNanos() - (System.nanoTime() - claimedAt);
+        if (leaseLeft < providerTimeout.plus(settings.margin()).toNanos()) {
+            // a send now could still be executing after the lease ends and another worker resends
+            return fence(claim, TransferStatus.RECONCILING, null, "lease too short to send", settings.retryBackoff())
+                    .map(fenced -> fenced ? Outcome.LEASE_TOO_SHORT : Outcome.STALE);
+        }
+        return send(claim).flatMap(result -> {
+            if (result == null) {
+                return fence(claim, TransferStatus.RECONCILING, null, "provider outcome unknown", settings.retryBackoff())
+                        .map(fenced -> fenced ? Outcome.UNKNOWN : Outcome.STALE);
+            }
+            if (result.executed()) {
+                return fence(claim, TransferStatus.SENT, null, "provider completed", Duration.ZERO)
+                        .map(fenced -> fenced ? Outcome.SENT : Outcome.STALE);
+            }
+            return fence(claim, TransferStatus.FAILED, result.reason(), "provider rejected", Duration.ZERO)
+                    .map(fenced -> fenced ? Outcome.FAILED : Outcome.STALE);
+        });
+    }
+
+    /** The provider's definitive answer, or {@code null} when the outcome is unknown. */
+    private Uni<SendResult> send(Claim claim) {
+        PaymentOrder order = new PaymentOrder(claim.providerReference(), claim.amount(), claim.currency(), claim.iban(), claim.name());
+        long started = System.nanoTime();
+        return provider.send(order)
+                .invoke(result -> metrics.counter("ledgerline.provider.send", "outcome", result.executed() ? "completed" : "rejected").increment())
+                .onFailure().recoverWithItem(e -> {
+                    metrics.counter("ledgerline.provider.send", "outcome", "unknown").increment();
+                    LOG.infof("transferId=%s version=%d step=send outcome unknown: %s", claim.id(), claim.version(), e.toString());
+                    return null;
+                })
+                .invoke(() -> metrics.timer("ledgerline.provider.send.latency").record(Duration.ofNanos(System.nanoTime() - started)));
+    }
+
+    private Uni<Boolean> fence(Claim claim, TransferStatus status, String failureReason, String reason, Duration nextAttemptIn) {
+        return transfers.fence(claim.id(), claim.version(), status, failureReason, nextAttemptIn, worker, reason)
+                .invoke(fenced -> {
+                    if (fenced) {
+                        LOG.debugf("transferId=%s version=%d step=fence -> %s (%s)", claim.id(), claim.version() + 1, status.db(), reason);
+                    } else {
+                        metrics.counter("ledgerline.fence.stale").increment();
+                        LOG.warnf("transferId=%s version=%d step=fence stale worker: the row moved on, %s not written",
+                                claim.id(), claim.version(), status.db());
+                    }
+                });
+    }
+
+    private Uni<Void> release(UUID id, String key, String token) {
+        return redisLock.release(key, token)
+                .invoke(released -> metrics.counter("ledgerline.lock.release", "result", released ? "released" : "expired").increment())
+                .onFailure().invoke(e -> LOG.debugf("transferId=%s step=release redis unavailable, the lock expires by itself", id))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+}

@@ -1,0 +1,33 @@
+package dev.ledgerline.transfers.provider;
+
+import io.smallrye.mutiny.Uni;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
+
+/** The provider's HTTP contract (DESIGN §6); {@link ProviderClient} owns its fault tolerance. */
+@RegisterRestClient(configKey = "provider")
+@Path("/payments")
+@Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.APPLICATION_JSON)
+public interface ProviderRestClient {
+
+    record PaymentBody(long amount, String currency, Destination destination) {
+        public record Destination(String iban, String name) {
+        }
+    }
+
+    @POST
+    Uni<Response> send(@HeaderParam("Idempotency-Key") String reference, PaymentBody body);
+
+    @GET
+    @Path("/{reference}")
+    Uni<Response> lookup(@PathParam("reference") String reference);
+}

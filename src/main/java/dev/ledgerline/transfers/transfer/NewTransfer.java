@@ -1,0 +1,17 @@
+package dev.ledgerline.transfers.transfer;
+
+import java.util.UUID;
+
+/** What the API hands the repository to insert: a validated request under one principal and key. */
+public record NewTransfer(
+        UUID id,
+        String userId,
+        String idempotencyKey,
+        String requestFingerprint,
+        long amount,
+        String currency,
+        String destinationIban,
+        String destinationName,
+        String description,
+        String providerReference) {
+}

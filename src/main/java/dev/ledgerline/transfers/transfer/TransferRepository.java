@@ -1,0 +1,194 @@
+package dev.ledgerline.transfers.transfer;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.enterprise.context.ApplicationScoped;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * All SQL of {@code transfers} and {@code transfer_events}. Every state change is one conditional
+ * UPDATE; the {@code transfers_transition} trigger appends the event row in the same statement and
+ * refuses changes after a terminal status, so history and state cannot disagree.
+ */
+@ApplicationScoped
+public class TransferRepository {
+
+    static final String COLUMNS = """
+            id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,
+            provider_reference, status, version, failure_reason, created_at, updated_at""";
+
+    /** Insert unless (user_id, idempotency_key) exists; a conflict returns no row and the caller reads the original. */
+    static final String INSERT = """
+            INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                   destination_iban, destination_name, description, provider_reference,
+                                   next_attempt_at, last_actor, last_reason)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11::bigint * interval '1 millisecond', $12, 'accepted')
+            ON CONFLICT (user_id, idempotency_key) DO NOTHING
+            RETURNING\s""" + COLUMNS;
+
+    static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
+
+    static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
+
+    /** The claim: only a pending or reconciling row can be taken, and taking it bumps the version (the fencing token). */
+    static final String CLAIM = """
+            UPDATE transfers
+               SET status = 'processing', version = version + 1, claimed_by = $2,
+                   lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = attempts + 1,
+                   updated_at = now(), last_actor = $2, last_reason = $4
+             WHERE id = $1 AND status IN ('pending', 'reconciling')
+            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name""";
+
+    /** The fence: a final write applies only if the writer still holds the version it claimed. */
+    static final String FENCE = """
+            UPDATE transfers
+               SET status = $3, version = version + 1, failure_reason = $4, claimed_by = NULL,
+                   lease_expires_at = NULL, next_attempt_at = now() + $5::bigint * interval '1 millisecond',
+                   updated_at = now(), last_actor = $6, last_reason = $7
+             WHERE id = $1 AND version = $2
+            RETURNING version""";
+
+    /** Processing rows whose lease ran out: their outcome is unknown, so they go to reconciliation. */
+    static final String EXPIRE_LEASES = """
+            UPDATE transfers t
+               SET status = 'reconciling', version = t.version + 1, claimed_by = NULL, lease_expires_at = NULL,
+                   next_attempt_at = now(), updated_at = now(), last_actor = $1, last_reason = 'lease expired'
+              FROM (SELECT id FROM transfers
+                     WHERE status = 'processing' AND lease_expires_at < now()
+                     ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+             WHERE t.id = due.id AND t.status = 'processing' AND t.lease_expires_at < now()
+            RETURNING t.id, t.version""";
+
+    /** Pending rows no instance picked up: pushes their next attempt out so other sweepers skip them meanwhile. */
+    static final String TAKE_PENDING = """
+            UPDATE transfers t SET next_attempt_at = now() + $2::bigint * interval '1 millisecond'
+              FROM (SELECT id FROM transfers
+                     WHERE status = 'pending' AND next_attempt_at <= now()
+                     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+             WHERE t.id = due.id AND t.status = 'pending'
+            RETURNING t.id""";
+
+    /** Reconciling rows that are due: takes them with an exponential back-off, which stands if the lookup fails. */
+    static final String TAKE_RECONCILING = """
+            UPDATE transfers t
+               SET next_attempt_at = now() + least($3::bigint, $2::bigint * power(2, least(t.attempts, 16))) * interval '1 millisecond',
+                   attempts = t.attempts + 1
+              FROM (SELECT id FROM transfers
+                     WHERE status = 'reconciling' AND next_attempt_at <= now()
+                     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+             WHERE t.id = due.id AND t.status = 'reconciling'
+            RETURNING t.id, t.version, t.provider_reference""";
+
+    static final String EVENTS = """
+            SELECT version, from_status, to_status, actor, reason, at
+              FROM transfer_events WHERE transfer_id = $1 ORDER BY version""";
+
+    private final Pool pool;
+
+    public TransferRepository(Pool pool) {
+        this.pool = pool;
+    }
+
+    /** The inserted transfer, or {@code null} when the (user, key) pair already exists. */
+    public Uni<Transfer> insert(NewTransfer t, Duration dispatchGrace, String actor) {
+        Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+                t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
+                t.providerReference(), dispatchGrace.toMillis(), actor));
+        return pool.preparedQuery(INSERT).execute(params).map(TransferRepository::firstTransfer);
+    }
+
+    public Uni<Transfer> findByKey(String userId, String idempotencyKey) {
+        return pool.preparedQuery(FIND_BY_KEY).execute(Tuple.of(userId, idempotencyKey)).map(TransferRepository::firstTransfer);
+    }
+
+    public Uni<Transfer> findById(UUID id) {
+        return pool.preparedQuery(FIND_BY_ID).execute(Tuple.of(id)).map(TransferRepository::firstTransfer);
+    }
+
+    /** The claim, or {@code null} when the row is not pending/reconciling any more (someone else has it). */
+    public Uni<Claim> claim(UUID id, String worker, Duration lease, String reason) {
+        return pool.preparedQuery(CLAIM).execute(Tuple.of(id, worker, lease.toMillis(), reason))
+                .map(rows -> {
+                    Row row = first(rows);
+                    return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
+                            row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
+                            row.getString("destination_name"));
+                });
+    }
+
+    /**
+     * Moves the row from the claimed version to {@code status}; {@code false} when the version moved on
+     * (a stale writer), in which case nothing changed.
+     */
+    public Uni<Boolean> fence(UUID id, long claimedVersion, TransferStatus status, String failureReason,
+                              Duration nextAttemptIn, String actor, String reason) {
+        Tuple params = Tuple.from(Arrays.asList(id, claimedVersion, status.db(), failureReason,
+                nextAttemptIn.toMillis(), actor, reason));
+        return pool.preparedQuery(FENCE).execute(params).map(rows -> rows.rowCount() == 1);
+    }
+
+    public Uni<List<UUID>> expireLeases(String actor, int limit) {
+        return pool.preparedQuery(EXPIRE_LEASES).execute(Tuple.of(actor, limit)).map(rows -> ids(rows, "id"));
+    }
+
+    public Uni<List<UUID>> takePending(int limit, Duration holdFor) {
+        return pool.preparedQuery(TAKE_PENDING).execute(Tuple.of(limit, holdFor.toMillis())).map(rows -> ids(rows, "id"));
+    }
+
+    public Uni<List<Reconcilable>> takeReconciling(int limit, Duration backoff, Duration maxBackoff) {
+        return pool.preparedQuery(TAKE_RECONCILING)
+                .execute(Tuple.of(limit, backoff.toMillis(), maxBackoff.toMillis()))
+                .map(rows -> {
+                    List<Reconcilable> due = new ArrayList<>();
+                    for (Row row : rows) {
+                        due.add(new Reconcilable(row.getUUID("id"), row.getLong("version"), row.getString("provider_reference")));
+                    }
+                    return due;
+                });
+    }
+
+    public Uni<List<TransferEvent>> events(UUID id) {
+        return pool.preparedQuery(EVENTS).execute(Tuple.of(id)).map(rows -> {
+            List<TransferEvent> events = new ArrayList<>();
+            for (Row row : rows) {
+                events.add(TransferEvent.from(row));
+            }
+            return events;
+        });
+    }
+
+    /** A claimed transfer: what the worker needs to send it, and the version that fences its final write. */
+    public record Claim(UUID id, long version, String providerReference, long amount, String currency,
+                        String iban, String name) {
+    }
+
+    /** A reconciling transfer taken for a lookup, with the version its outcome must be fenced against. */
+    public record Reconcilable(UUID id, long version, String providerReference) {
+    }
+
+    private static Transfer firstTransfer(RowSet<Row> rows) {
+        Row row = first(rows);
+        return row == null ? null : Transfer.from(row);
+    }
+
+    private static Row first(RowSet<Row> rows) {
+        var it = rows.iterator();
+        return it.hasNext() ? it.next() : null;
+    }
+
+    private static List<UUID> ids(RowSet<Row> rows, String column) {
+        List<UUID> ids = new ArrayList<>();
+        for (Row row : rows) {
+            ids.add(row.getUUID(column));
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,28 @@
+package dev.ledgerline.transfers.support;
+
+import dev.ledgerline.transfers.local.LocalStack;
+
+/** Where tests find the servers {@link LocalStackResource} started. */
+public final class TestStack {
+
+    private static volatile LocalStack current;
+
+    private TestStack() {
+    }
+
+    static void publish(LocalStack stack) {
+        current = stack;
+    }
+
+    static void unpublish() {
+        current = null;
+    }
+
+    public static LocalStack current() {
+        LocalStack stack = current;
+        if (stack == null) {
+            throw new IllegalStateException("No local stack is running; annotate the test with @QuarkusTest");
+        }
+        return stack;
+    }
+}

@@ -8,9 +8,13 @@ final class Iban {
     private Iban() {
     }
 
-    /** Spaces removed, upper case — the printed form "DE89 3704 …" is accepted. */
+    /**
+     * Spaces removed, upper case — the printed form "DE89 3704 …" is accepted. Anything but ASCII letters
+     * and digits is kept as it is (so it fails the check): upper-casing first would turn 'ſ' into 'S'.
+     */
     static String normalise(String raw) {
-        return raw.replace(" ", "").toUpperCase(Locale.ROOT);
+        String compact = raw.replace(" ", "");
+        return compact.chars().allMatch(c -> c < 0x80) ? compact.toUpperCase(Locale.ROOT) : compact;
     }
 
     /** {@code null} when valid, otherwise why not. */

@@ -76,8 +76,10 @@ public class ProblemMapper {
     public Response unexpected(Throwable e, HttpServerRequest request) {
         if (Unavailable.isDatabaseUnavailable(e)) {
             LOG.warnf("request %s %s: database unavailable: %s", request.method(), request.path(), e.toString());
-            return builder(ProblemType.SERVICE_UNAVAILABLE, "The database is unavailable; retry with the same Idempotency-Key.",
-                    request, null).header("Retry-After", "2").build();
+            String detail = "POST".equals(request.method().name())
+                    ? "The database is unavailable; retry later with the same Idempotency-Key."
+                    : "The database is unavailable; retry later.";
+            return builder(ProblemType.SERVICE_UNAVAILABLE, detail, request, null).header("Retry-After", "2").build();
         }
         String incident = UUID.randomUUID().toString();
         LOG.errorf(e, "request %s %s failed, incident %s", request.method(), request.path(), incident);

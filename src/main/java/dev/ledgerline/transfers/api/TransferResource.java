@@ -19,7 +19,7 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
-import java.net.URI;
+import java.util.regex.Pattern;
 import java.util.UUID;
 
 /**
@@ -34,6 +34,8 @@ public class TransferResource {
     static final String WRITE = "transfers.write";
     static final String READ = "transfers.read";
     static final String READ_ALL = "transfers.read.all";
+
+    private static final Pattern CANONICAL_UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
     private final IdempotencyService idempotency;
     private final TransferRequestParser parser;
@@ -80,7 +82,9 @@ public class TransferResource {
                 }))
                 .map(accepted -> {
                     Transfer t = accepted.transfer();
-                    Response.ResponseBuilder response = Response.created(URI.create("/v1/transfers/" + t.id()))
+                    // relative on purpose (RFC 9110 §10.2.2): an absolute one would echo whatever Host the client sent
+                    Response.ResponseBuilder response = Response.status(Response.Status.CREATED)
+                            .header("Location", "/v1/transfers/" + t.id())
                             .entity(TransferView.of(t))
                             .tag(new jakarta.ws.rs.core.EntityTag(Long.toString(t.version())));
                     if (accepted.replayed()) {
@@ -112,12 +116,10 @@ public class TransferResource {
 
     /** The caller's transfer, or 404 — also for another principal's transfer and for ids that are not UUIDs. */
     private Uni<Transfer> visible(String rawId) {
-        UUID id;
-        try {
-            id = UUID.fromString(rawId);
-        } catch (IllegalArgumentException notAUuid) {
+        if (!CANONICAL_UUID.matcher(rawId).matches()) {
             return Uni.createFrom().failure(notFound());
         }
+        UUID id = UUID.fromString(rawId);
         String principal = principal();
         boolean readsAll = jwt.getGroups() != null && jwt.getGroups().contains(READ_ALL);
         return transfers.findById(id)

@@ -86,7 +86,7 @@ public class IdempotencyService {
 
     private Uni<Accepted> replayFromCache(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
                                           String redisKey, UUID transferId) {
-        return withDeadline(transfers.findById(transferId)).flatMap(original -> {
+        return transfers.findById(transferId).flatMap(original -> {
             if (original == null || !original.userId().equals(principal)) {
                 // an entry that the database does not back (e.g. a restored database): let the database decide
                 count("db", "cache_stale");
@@ -123,10 +123,10 @@ public class IdempotencyService {
         NewTransfer candidate = new NewTransfer(UUID.randomUUID(), principal, key.value(), fingerprint,
                 request.amount(), request.currency(), request.destination().iban(), request.destination().name(),
                 request.description(), newProviderReference());
-        return withDeadline(transfers.insert(candidate, config.pipeline().pendingGrace(), actor))
+        return transfers.insert(candidate, config.pipeline().pendingGrace(), actor)
                 .flatMap(created -> created != null
                         ? Uni.createFrom().item(new Accepted(created, false))
-                        : withDeadline(transfers.findByKey(principal, key.value())).map(original -> {
+                        : transfers.findByKey(principal, key.value()).map(original -> {
                             if (original == null) {
                                 throw new IllegalStateException("conflict on (user_id, idempotency_key) without a row");
                             }
@@ -158,12 +158,6 @@ public class IdempotencyService {
 
     private Uni<String> read(String redisKey) {
         return cache.get(redisKey).onFailure().recoverWithItem(UNAVAILABLE);
-    }
-
-    private <T> Uni<T> withDeadline(Uni<T> query) {
-        Duration timeout = config.transfers().databaseTimeout();
-        return query.ifNoItem().after(timeout).failWith(() -> new java.util.concurrent.TimeoutException(
-                "PostgreSQL did not answer within " + timeout));
     }
 
     private static String newProviderReference() {

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.transfer;
 
+import dev.ledgerline.transfers.config.LedgerlineConfig;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeoutException;
 
 /**
  * All SQL of {@code transfers} and {@code transfer_events}. Every state change is one conditional
@@ -92,9 +94,21 @@ public class TransferRepository {
               FROM transfer_events WHERE transfer_id = $1 ORDER BY version""";
 
     private final Pool pool;
+    private final Duration deadline;
 
-    public TransferRepository(Pool pool) {
+    public TransferRepository(Pool pool, LedgerlineConfig config) {
         this.pool = pool;
+        this.deadline = config.transfers().databaseTimeout();
+    }
+
+    /**
+     * Runs one statement with a deadline: a paused or unreachable PostgreSQL fails the call (503 at the
+     * edge) instead of holding it. A timed-out write may still commit, which every caller tolerates —
+     * clients retry with their Idempotency-Key, the pipeline re-reads through its fenced UPDATEs.
+     */
+    private Uni<RowSet<Row>> run(String sql, Tuple params) {
+        return pool.preparedQuery(sql).execute(params)
+                .ifNoItem().after(deadline).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + deadline));
     }
 
     /** The inserted transfer, or {@code null} when the (user, key) pair already exists. */
@@ -102,20 +116,20 @@ public class TransferRepository {
         Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                 t.providerReference(), dispatchGrace.toMillis(), actor));
-        return pool.preparedQuery(INSERT).execute(params).map(TransferRepository::firstTransfer);
+        return run(INSERT, params).map(TransferRepository::firstTransfer);
     }
 
     public Uni<Transfer> findByKey(String userId, String idempotencyKey) {
-        return pool.preparedQuery(FIND_BY_KEY).execute(Tuple.of(userId, idempotencyKey)).map(TransferRepository::firstTransfer);
+        return run(FIND_BY_KEY, Tuple.of(userId, idempotencyKey)).map(TransferRepository::firstTransfer);
     }
 
     public Uni<Transfer> findById(UUID id) {
-        return pool.preparedQuery(FIND_BY_ID).execute(Tuple.of(id)).map(TransferRepository::firstTransfer);
+        return run(FIND_BY_ID, Tuple.of(id)).map(TransferRepository::firstTransfer);
     }
 
     /** The claim, or {@code null} when the row is not pending/reconciling any more (someone else has it). */
     public Uni<Claim> claim(UUID id, String worker, Duration lease, String reason) {
-        return pool.preparedQuery(CLAIM).execute(Tuple.of(id, worker, lease.toMillis(), reason))
+        return run(CLAIM, Tuple.of(id, worker, lease.toMillis(), reason))
                 .map(rows -> {
                     Row row = first(rows);
                     return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
@@ -132,20 +146,19 @@ public class TransferRepository {
                               Duration nextAttemptIn, String actor, String reason) {
         Tuple params = Tuple.from(Arrays.asList(id, claimedVersion, status.db(), failureReason,
                 nextAttemptIn.toMillis(), actor, reason));
-        return pool.preparedQuery(FENCE).execute(params).map(rows -> rows.rowCount() == 1);
+        return run(FENCE, params).map(rows -> rows.rowCount() == 1);
     }
 
     public Uni<List<UUID>> expireLeases(String actor, int limit) {
-        return pool.preparedQuery(EXPIRE_LEASES).execute(Tuple.of(actor, limit)).map(rows -> ids(rows, "id"));
+        return run(EXPIRE_LEASES, Tuple.of(actor, limit)).map(rows -> ids(rows, "id"));
     }
 
     public Uni<List<UUID>> takePending(int limit, Duration holdFor) {
-        return pool.preparedQuery(TAKE_PENDING).execute(Tuple.of(limit, holdFor.toMillis())).map(rows -> ids(rows, "id"));
+        return run(TAKE_PENDING, Tuple.of(limit, holdFor.toMillis())).map(rows -> ids(rows, "id"));
     }
 
     public Uni<List<Reconcilable>> takeReconciling(int limit, Duration backoff, Duration maxBackoff) {
-        return pool.preparedQuery(TAKE_RECONCILING)
-                .execute(Tuple.of(limit, backoff.toMillis(), maxBackoff.toMillis()))
+        return run(TAKE_RECONCILING, Tuple.of(limit, backoff.toMillis(), maxBackoff.toMillis()))
                 .map(rows -> {
                     List<Reconcilable> due = new ArrayList<>();
                     for (Row row : rows) {
@@ -156,7 +169,7 @@ public class TransferRepository {
     }
 
     public Uni<List<TransferEvent>> events(UUID id) {
-        return pool.preparedQuery(EVENTS).execute(Tuple.of(id)).map(rows -> {
+        return run(EVENTS, Tuple.of(id)).map(rows -> {
             List<TransferEvent> events = new ArrayList<>();
             for (Row row : rows) {
                 events.add(TransferEvent.from(row));

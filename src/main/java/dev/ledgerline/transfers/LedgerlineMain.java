@@ -1,14 +1,14 @@
 package dev.ledgerline.transfers;
 
-import dev.ledgerline.transfers.local.LocalStack;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
 /**
- * Entry point. In dev mode with no database or Redis address configured it first starts the local
- * stack (real PostgreSQL and Redis from Maven artifacts), so {@code ./mvnw quarkus:dev} needs nothing
- * but Java. In prod it never starts anything and stops with one sentence when an address is missing.
+ * Entry point. A packaged (prod) run never starts embedded servers: when an address is missing it
+ * stops with one sentence naming the variable to set. Dev mode gets its local PostgreSQL and Redis from
+ * {@link dev.ledgerline.transfers.local.LocalStackConfigSourceFactory}, which has already set the
+ * addresses by the time this runs; tests get theirs from a test resource.
  */
 @QuarkusMain
 public final class LedgerlineMain {
@@ -17,8 +17,6 @@ public final class LedgerlineMain {
     static final String JDBC_URL = "quarkus.datasource.jdbc.url";
     static final String REDIS_HOSTS = "quarkus.redis.hosts";
 
-    private LedgerlineMain() {
-    }
 
     public static void main(String... args) {
         if (LaunchMode.current() == LaunchMode.NORMAL) {
@@ -29,20 +27,9 @@ public final class LedgerlineMain {
                 System.exit(78); // EX_CONFIG
                 return;
             }
-        } else if (!configured(REACTIVE_URL) && !configured(REDIS_HOSTS)) {
-            startLocalStack();
         }
         deriveJdbcUrl();
         Quarkus.run(args);
-    }
-
-    private static void startLocalStack() {
-        System.out.println("No datasource or Redis configured: starting local PostgreSQL and Redis...");
-        LocalStack stack = LocalStack.start();
-        // System properties survive dev-mode restarts, so a live reload does not start a second stack.
-        stack.quarkusProperties().forEach(System::setProperty);
-        Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "local-stack-stop"));
-        System.out.printf("Local PostgreSQL on %s, Redis on %s%n", stack.postgres().reactiveUrl(), stack.redis().uri());
     }
 
     private static String firstMissing() {

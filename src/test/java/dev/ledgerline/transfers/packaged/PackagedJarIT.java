@@ -1,0 +1,151 @@
+package dev.ledgerline.transfers.packaged;
+
+import dev.ledgerline.transfers.local.LocalPostgres;
+import dev.ledgerline.transfers.local.LocalStack;
+import io.restassured.RestAssured;
+import io.smallrye.jwt.build.Jwt;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The packaged jar in the prod profile, as an operator would run it: it refuses to start without its
+ * addresses or with the dev key, and when it starts it has neither the dev token endpoint nor the sandbox.
+ */
+class PackagedJarIT {
+
+    private static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
+
+    private static LocalStack stack;
+    private static KeyPair issuer;
+    private static Path publicKey;
+
+    @BeforeAll
+    static void servers() throws Exception {
+        stack = LocalStack.start();
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        issuer = generator.generateKeyPair();
+        publicKey = Files.createTempFile("issuer", ".pem");
+        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        stack.close();
+        Files.deleteIfExists(publicKey);
+    }
+
+    @Test
+    void refusesToStartWithoutADatabaseAddressAndSaysWhichVariableToSet() throws Exception {
+        Result result = runToExit(Map.of());
+        assertEquals(78, result.exitCode);
+        assertTrue(result.output.contains("set QUARKUS_DATASOURCE_REACTIVE_URL"), result.output);
+    }
+
+    @Test
+    void refusesToStartWithoutRedis() throws Exception {
+        Map<String, String> env = env(free(), publicKey.toString());
+        env.remove("QUARKUS_REDIS_HOSTS");
+        Result result = runToExit(env);
+        assertEquals(78, result.exitCode);
+        assertTrue(result.output.contains("set QUARKUS_REDIS_HOSTS"), result.output);
+    }
+
+    @Test
+    void refusesTheDevKeyPair() throws Exception {
+        Result result = runToExit(env(free(), Path.of("src/dev/jwt/jwt-public.pem").toAbsolutePath().toString()));
+        assertTrue(result.exitCode != 0, "must not start with the dev key");
+        assertTrue(result.output.contains("dev key pair cannot verify tokens in prod"), result.output);
+    }
+
+    @Test
+    void startsWithRealAddressesAndHasNoDevEndpoints() throws Exception {
+        int port = free();
+        Process service = start(env(port, publicKey.toString()));
+        try {
+            RestAssured.port = port;
+            Awaitility.await("the packaged service answers").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions().until(() -> given().get("/q/health/live").statusCode() == 200);
+
+            given().contentType("application/json").body("{\"subject\":\"x\",\"groups\":[\"transfers.write\"]}")
+                    .post("/dev/tokens").then().statusCode(404);
+            given().get("/sandbox/provider/stats").then().statusCode(404);
+
+            String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
+                    .subject("operator-test").groups(Set.of("transfers.write", "transfers.read")).sign(issuer.getPrivate());
+            String id = given().auth().oauth2(token).contentType("application/json").header("Idempotency-Key", "packaged-1")
+                    .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
+                    .post("/v1/transfers").then().statusCode(201).extract().path("id");
+            given().auth().oauth2(token).get("/v1/transfers/" + id).then().statusCode(200).body("id", equalTo(id));
+            given().get("/q/openapi").then().statusCode(200);
+            given().get("/q/swagger-ui/").then().statusCode(200);
+        } finally {
+            service.destroy();
+            service.waitFor(20, TimeUnit.SECONDS);
+            RestAssured.reset();
+        }
+    }
+
+    private static Map<String, String> env(int port, String publicKeyLocation) {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
+        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
+        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
+        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", "http://127.0.0.1:9/nowhere");
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyLocation);
+        return env;
+    }
+
+    private record Result(int exitCode, String output) {
+    }
+
+    private static Result runToExit(Map<String, String> env) throws Exception {
+        Path log = Files.createTempFile("packaged", ".log");
+        Process process = start(env, log);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the service should have refused to start");
+        String output = Files.readString(log);
+        Files.deleteIfExists(log);
+        return new Result(process.exitValue(), output);
+    }
+
+    private static Process start(Map<String, String> env) throws IOException {
+        return start(env, Path.of("target/packaged-jar-it.log"));
+    }
+
+    /** Output goes to a file, so the service can never block on a full pipe. */
+    private static Process start(Map<String, String> env, Path log) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT"));
+        builder.environment().putAll(env);
+        return builder.start();
+    }
+
+    private static int free() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}

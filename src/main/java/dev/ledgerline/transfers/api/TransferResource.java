@@ -71,7 +71,9 @@ public class TransferResource {
         return idempotency.accept(principal, key, request)
                 .invoke(accepted -> {
                     if (!accepted.replayed()) {
-                        dispatcher.dispatch(accepted.transfer().id(), "accepted");
+                        Transfer created = accepted.transfer();
+                        dispatcher.dispatch(new TransferRepository.Seen(created.id(), created.status(), created.version()),
+                                "dispatched on accept");
                     }
                     outcome(accepted.replayed() ? "replayed" : "created");
                 })

@@ -1,12 +1,12 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -32,20 +32,20 @@ public class Dispatcher {
     }
 
     /** Fire and forget: {@code false} when the instance is at its bound and the sweeper will take it. */
-    public boolean dispatch(UUID id, String why) {
+    public boolean dispatch(Seen seen, String why) {
         if (!tryEnter()) {
             metrics.counter("ledgerline.dispatch", "result", "deferred").increment();
             return false;
         }
         metrics.counter("ledgerline.dispatch", "result", "started").increment();
-        run(id, why).subscribe().with(outcome -> { }, failure -> { });
+        run(seen, why).subscribe().with(outcome -> { }, failure -> { });
         return true;
     }
 
     /** Runs one pass within the in-flight bound; the caller must have entered with {@link #tryEnter()}. */
-    Uni<TransferProcessor.Outcome> run(UUID id, String why) {
-        return processor.process(id, why)
-                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", id, e.toString()))
+    Uni<TransferProcessor.Outcome> run(Seen seen, String why) {
+        return processor.process(seen, why)
+                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
                 .eventually(inFlight::decrementAndGet);
     }
 

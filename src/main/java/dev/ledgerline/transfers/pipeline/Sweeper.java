@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.provider.LookupResult;
 import dev.ledgerline.transfers.provider.PaymentProvider;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
+import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.scheduler.Scheduled;
@@ -15,7 +16,6 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * Finishes what instances dropped, safely on any number of instances (every scan is
@@ -72,8 +72,8 @@ public class Sweeper {
 
     Uni<Void> dispatchPending() {
         return transfers.takePending(settings.sweepBatch(), settings.pendingGrace())
-                .flatMap(ids -> forEach(ids, id -> dispatcher.tryEnter()
-                        ? dispatcher.run(id, "swept: pending").replaceWithVoid()
+                .flatMap(due -> forEach(due, seen -> dispatcher.tryEnter()
+                        ? dispatcher.run(seen, "swept: pending").replaceWithVoid()
                         : Uni.createFrom().voidItem()));
     }
 
@@ -116,7 +116,9 @@ public class Sweeper {
         if (!dispatcher.tryEnter()) {
             return Uni.createFrom().voidItem();
         }
-        return dispatcher.run(row.id(), "lookup: not found, resending").replaceWithVoid();
+        // claim only if the row is still the reconciling version we looked up
+        return dispatcher.run(new Seen(row.id(), TransferStatus.RECONCILING, row.version()), "lookup: not found, resending")
+                .replaceWithVoid();
     }
 
     private void count(String result) {

@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.provider.SendResult;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Claim;
+import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
@@ -58,8 +59,12 @@ public class TransferProcessor {
         this.metrics = metrics;
     }
 
-    /** One pass: ends in a terminal or reconciling status, or leaves the row untouched for someone else. */
-    public Uni<Outcome> process(UUID id, String why) {
+    /**
+     * One pass over a transfer the caller saw in a given status and version: ends in a terminal or
+     * reconciling status, or leaves the row untouched for someone else.
+     */
+    public Uni<Outcome> process(Seen seen, String why) {
+        UUID id = seen.id();
         String key = RedisLock.key(id);
         String token = RedisLock.newToken();
         return acquireLock(id, key, token).flatMap(lock -> {
@@ -69,18 +74,18 @@ public class TransferProcessor {
             if (lock == Lock.UNAVAILABLE && !settings.proceedWithoutLock()) {
                 return Uni.createFrom().item(Outcome.REDIS_UNAVAILABLE);
             }
-            return claimSendFence(id, why)
+            return claimSendFence(seen, why)
                     .eventually(() -> lock == Lock.ACQUIRED ? release(id, key, token) : Uni.createFrom().voidItem());
         }).invoke(outcome -> metrics.counter("ledgerline.pipeline.passes", "outcome", outcome.name().toLowerCase()).increment());
     }
 
-    private Uni<Outcome> claimSendFence(UUID id, String why) {
+    private Uni<Outcome> claimSendFence(Seen seen, String why) {
         if (breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN) {
             // the provider is down: claiming now would only park the transfer in reconciling
             return Uni.createFrom().item(Outcome.PROVIDER_OPEN);
         }
         long claimedAt = System.nanoTime();
-        return claim(id, why).flatMap(claim -> claim == null
+        return claim(seen, why).flatMap(claim -> claim == null
                 ? Uni.createFrom().item(Outcome.NOT_CLAIMABLE)
                 : sendAndFence(claim, claimedAt));
     }
@@ -95,8 +100,9 @@ public class TransferProcessor {
                 .invoke(lock -> metrics.counter("ledgerline.lock.acquire", "result", lock.name().toLowerCase()).increment());
     }
 
-    private Uni<Claim> claim(UUID id, String why) {
-        return transfers.claim(id, worker, settings.lease(), why)
+    private Uni<Claim> claim(Seen seen, String why) {
+        UUID id = seen.id();
+        return transfers.claim(seen, worker, settings.lease(), why)
                 .invoke(claim -> {
                     metrics.counter("ledgerline.claim", "result", claim == null ? "lost" : "won").increment();
                     if (claim != null) {

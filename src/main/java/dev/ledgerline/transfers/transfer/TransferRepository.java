@@ -40,13 +40,19 @@ public class TransferRepository {
 
     static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
 
-    /** The claim: only a pending or reconciling row can be taken, and taking it bumps the version (the fencing token). */
+    /**
+     * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
+     * same pending or reconciling status at the same version — and taking it bumps the version (the
+     * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a
+     * pending row could then claim it after another worker's send timed out and moved it to reconciling,
+     * and send again without the lookup (found by the model check, src/model/transfer.pml).
+     */
     static final String CLAIM = """
             UPDATE transfers
                SET status = 'processing', version = version + 1, claimed_by = $2,
                    lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = attempts + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
-             WHERE id = $1 AND status IN ('pending', 'reconciling')
+             WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
             RETURNING version, provider_reference, amount, currency, destination_iban, destination_name""";
 
     /** The fence: a final write applies only if the writer still holds the version it claimed. */
@@ -76,7 +82,7 @@ public class TransferRepository {
                      WHERE status = 'pending' AND next_attempt_at <= now()
                      ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
              WHERE t.id = due.id AND t.status = 'pending'
-            RETURNING t.id""";
+            RETURNING t.id, t.version""";
 
     /** Reconciling rows that are due: takes them with an exponential back-off, which stands if the lookup fails. */
     static final String TAKE_RECONCILING = """
@@ -127,9 +133,10 @@ public class TransferRepository {
         return run(FIND_BY_ID, Tuple.of(id)).map(TransferRepository::firstTransfer);
     }
 
-    /** The claim, or {@code null} when the row is not pending/reconciling any more (someone else has it). */
-    public Uni<Claim> claim(UUID id, String worker, Duration lease, String reason) {
-        return run(CLAIM, Tuple.of(id, worker, lease.toMillis(), reason))
+    /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */
+    public Uni<Claim> claim(Seen seen, String worker, Duration lease, String reason) {
+        UUID id = seen.id();
+        return run(CLAIM, Tuple.from(Arrays.asList(id, worker, lease.toMillis(), reason, seen.status().db(), seen.version())))
                 .map(rows -> {
                     Row row = first(rows);
                     return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
@@ -153,8 +160,14 @@ public class TransferRepository {
         return run(EXPIRE_LEASES, Tuple.of(actor, limit)).map(rows -> ids(rows, "id"));
     }
 
-    public Uni<List<UUID>> takePending(int limit, Duration holdFor) {
-        return run(TAKE_PENDING, Tuple.of(limit, holdFor.toMillis())).map(rows -> ids(rows, "id"));
+    public Uni<List<Seen>> takePending(int limit, Duration holdFor) {
+        return run(TAKE_PENDING, Tuple.of(limit, holdFor.toMillis())).map(rows -> {
+            List<Seen> due = new ArrayList<>();
+            for (Row row : rows) {
+                due.add(new Seen(row.getUUID("id"), TransferStatus.PENDING, row.getLong("version")));
+            }
+            return due;
+        });
     }
 
     public Uni<List<Reconcilable>> takeReconciling(int limit, Duration backoff, Duration maxBackoff) {
@@ -176,6 +189,15 @@ public class TransferRepository {
             }
             return events;
         });
+    }
+
+    /** A transfer as a caller saw it: the claim succeeds only if the row is still in this status at this version. */
+    public record Seen(UUID id, TransferStatus status, long version) {
+        public Seen {
+            if (status != TransferStatus.PENDING && status != TransferStatus.RECONCILING) {
+                throw new IllegalArgumentException("only pending or reconciling transfers can be claimed, not " + status);
+            }
+        }
     }
 
     /** A claimed transfer: what the worker needs to send it, and the version that fences its final write. */

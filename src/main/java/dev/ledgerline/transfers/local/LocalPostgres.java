@@ -46,6 +46,9 @@ public final class LocalPostgres implements AutoCloseable {
                 .setServerConfig("full_page_writes", "off")
                 .setServerConfig("listen_addresses", "127.0.0.1")
                 .setServerConfig("track_counts", "on")
+                // lets tests count the statements the service really sent (e.g. "a replay writes nothing")
+                .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                .setServerConfig("pg_stat_statements.track", "all")
                 .setOutputRedirector(ProcessBuilder.Redirect.DISCARD)
                 .setErrorRedirector(ProcessBuilder.Redirect.DISCARD)
                 .start();

@@ -1,0 +1,183 @@
+package dev.ledgerline.transfers.idempotency;
+
+import dev.ledgerline.transfers.api.ProblemType;
+import dev.ledgerline.transfers.local.LocalRedis;
+import dev.ledgerline.transfers.redis.RedisCommands;
+import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Statements;
+import dev.ledgerline.transfers.support.TestStack;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
+import jakarta.inject.Inject;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.ledgerline.transfers.support.Api.body;
+import static dev.ledgerline.transfers.support.Api.newKey;
+import static dev.ledgerline.transfers.support.Api.writer;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The Redis fast path over the PostgreSQL invariant: what Redis saves (database work on replays and
+ * mismatches) and what it must never change (one transfer per key, answers without a hang when it is
+ * slow, dead or empty). Statement counts come from {@code pg_stat_statements}.
+ */
+@QuarkusTest
+class IdempotencyFastPathTest {
+
+    /** The bound this suite promises for a POST while Redis is paused or dead: timeouts and the breaker keep it short. */
+    static final long BOUND_MS = 2000;
+
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    @Inject
+    RedisCommands redis;
+
+    @Inject
+    CircuitBreakerMaintenance breakers;
+
+    @AfterEach
+    void redisBack() throws Exception {
+        LocalRedis server = TestStack.current().redis();
+        if (!server.isRunning()) {
+            server.restart();
+        }
+        breakers.resetAll();
+    }
+
+    @Test
+    void aReplayOfACompletedKeyWritesNothingToPostgres() {
+        String token = writer("fast");
+        String key = newKey();
+        String id = Api.post(token, key, body(111)).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        String rowVersion = xmin(id);
+
+        long inserts = Statements.inserts();
+        for (int i = 0; i < 5; i++) {
+            Api.post(token, key, body(111)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        }
+        assertEquals(inserts, Statements.inserts(), "replays answered from Redis run no INSERT");
+        assertEquals(rowVersion, xmin(id), "and do not touch the row");
+
+        // positive control: without the Redis entry the same replay does reach PostgreSQL
+        redis.execute("FLUSHALL").await().atMost(WAIT);
+        Api.post(token, key, body(111)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        assertEquals(inserts + 1, Statements.inserts(), "a replay without its Redis entry is decided by the unique constraint");
+    }
+
+    @Test
+    void aDifferentPayloadUnderACachedKeyIsRejectedWithoutTouchingPostgres() {
+        String token = writer("fast");
+        String key = newKey();
+        Api.post(token, key, body(222)).then().statusCode(201);
+        long before = Statements.postPath();
+        Api.post(token, key, body(223)).then().statusCode(422)
+                .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
+        assertEquals(before, Statements.postPath(), "the 422 came from Redis alone");
+    }
+
+    @Test
+    void fiftyConcurrentRequestsWithOneKeyMakeOneTransferAndNo5xx() throws Exception {
+        List<Integer> statuses = IdempotencyTest.race(50, writer("herd"), newKey(), body(5050));
+        assertTrue(statuses.stream().allMatch(s -> s == 201 || s == 409), "only 201 or 409: " + statuses);
+        assertTrue(statuses.contains(201), "the original is among them: " + statuses);
+    }
+
+    @Test
+    void aRedisFlushBetweenOriginalAndReplayStillReplaysFromPostgres() {
+        String token = writer("fast");
+        String key = newKey();
+        String id = Api.post(token, key, body(333)).then().statusCode(201).extract().path("id");
+        redis.execute("FLUSHALL").await().atMost(WAIT);
+        Api.post(token, key, body(333)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        Api.post(token, key, body(334)).then().statusCode(422);
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+    }
+
+    @Test
+    void aMarkerLeftByACrashedRequestBlocksTheKeyNoLongerThanItsTtl() {
+        String token = writer("crashy");
+        String key = newKey();
+        // what a request that died between its marker and its insert leaves behind (in-flight TTL: 3 s in tests)
+        String redisKey = IdempotencyService.redisKey("crashy", IdempotencyKey.parse(key));
+        redis.setIfAbsent(redisKey, IdempotencyEntry.inFlight("deadbeef", "f".repeat(64)).encode(), 3000).await().atMost(WAIT);
+        long planted = System.nanoTime();
+
+        Api.post(token, key, body(444)).then().statusCode(409)
+                .header("Retry-After", "1")
+                .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_IN_USE.uri()));
+        Awaitility.await("the key is usable once the marker expired").atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(200))
+                .until(() -> Api.post(token, key, body(444)).statusCode() == 201);
+        long blockedMs = (System.nanoTime() - planted) / 1_000_000;
+        assertTrue(blockedMs < 3000 + 1000, "blocked for " + blockedMs + " ms");
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+    }
+
+    @Test
+    void withRedisPausedAndThenDeadRequestsStayCorrectAndBoundedAndTheFastPathComesBack() throws Exception {
+        String token = writer("outage");
+        LocalRedis server = TestStack.current().redis();
+        String before = newKey();
+        String beforeId = Api.post(token, before, body(500)).then().statusCode(201).extract().path("id");
+
+        server.pause();
+        try {
+            exerciseKeys(token, before, beforeId, "paused");
+        } finally {
+            server.resume();
+        }
+        server.kill();
+        exerciseKeys(token, before, beforeId, "dead");
+
+        server.restart();
+        String key = newKey();
+        Api.post(token, key, body(777)).then().statusCode(201);
+        Awaitility.await("the fast path answers replays again").atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300))
+                .until(() -> {
+                    long inserts = Statements.inserts();
+                    Api.post(token, key, body(777)).then().statusCode(201).header("Idempotent-Replayed", "true");
+                    return Statements.inserts() == inserts;
+                });
+    }
+
+    /** New keys are created once, repeated keys are replayed or rejected — each answer within the bound. */
+    private static void exerciseKeys(String token, String oldKey, String oldId, String phase) {
+        List<Long> latencies = new ArrayList<>();
+        for (int n = 0; n < 10; n++) {
+            int i = n;
+            String key = newKey();
+            String id = timed(latencies, () -> Api.post(token, key, body(600 + i))).then().statusCode(201).extract().path("id");
+            timed(latencies, () -> Api.post(token, key, body(600 + i))).then().statusCode(201)
+                    .header("Idempotent-Replayed", "true").body("id", equalTo(id));
+            timed(latencies, () -> Api.post(token, key, body(601 + i))).then().statusCode(422);
+            assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+        }
+        timed(latencies, () -> Api.post(token, oldKey, body(500))).then().statusCode(201).body("id", equalTo(oldId));
+        long worst = latencies.stream().mapToLong(Long::longValue).max().orElseThrow();
+        System.out.printf("Redis %s: %d requests, slowest %d ms, median %d ms%n", phase, latencies.size(), worst,
+                latencies.stream().sorted().toList().get(latencies.size() / 2));
+        assertTrue(worst < BOUND_MS, "with Redis " + phase + " the slowest answer took " + worst + " ms");
+    }
+
+    private static Response timed(List<Long> latencies, java.util.function.Supplier<Response> call) {
+        long start = System.nanoTime();
+        Response response = call.get();
+        latencies.add((System.nanoTime() - start) / 1_000_000);
+        return response;
+    }
+
+    private static String xmin(String id) {
+        return (String) Db.query("SELECT xmin::text AS x FROM transfers WHERE id = ?::uuid", id).get(0).get("x");
+    }
+}

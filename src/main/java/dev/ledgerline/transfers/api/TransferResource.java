@@ -1,9 +1,11 @@
 package dev.ledgerline.transfers.api;
 
+import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
 import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferChanges;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
@@ -15,12 +17,16 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 import java.util.regex.Pattern;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * {@code /v1/transfers}: create a transfer under an Idempotency-Key, read it, read its history.
@@ -37,6 +43,8 @@ public class TransferResource {
 
     private static final Pattern CANONICAL_UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
+    private final TransferChanges changes;
+    private final LedgerlineConfig.Transfers limits;
     private final IdempotencyService idempotency;
     private final TransferRequestParser parser;
     private final TransferRepository transfers;
@@ -45,7 +53,10 @@ public class TransferResource {
     private final MeterRegistry metrics;
 
     public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
-                            Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics) {
+                            Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics, TransferChanges changes,
+                            LedgerlineConfig config) {
+        this.changes = changes;
+        this.limits = config.transfers();
         this.idempotency = idempotency;
         this.parser = parser;
         this.transfers = transfers;
@@ -57,7 +68,8 @@ public class TransferResource {
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     @RolesAllowed(WRITE)
-    public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, String body) {
+    public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
+                                String body) {
         String principal = principal();
         IdempotencyKey key;
         TransferRequest request;
@@ -82,8 +94,17 @@ public class TransferResource {
                     case IDEMPOTENCY_KEY_REUSED -> "mismatch";
                     default -> "rejected";
                 }))
-                .map(accepted -> {
-                    Transfer t = accepted.transfer();
+                .flatMap(accepted -> {
+                    Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
+                    if (wait.isEmpty()) {
+                        return Uni.createFrom().item(created(accepted, accepted.transfer(), null));
+                    }
+                    return waitUntil(accepted.transfer(), t -> t.status().isTerminal(), deadline(wait.get()))
+                            .map(latest -> created(accepted, latest, wait.get()));
+                });
+    }
+
+    private static Response created(IdempotencyService.Accepted accepted, Transfer t, Duration waited) {
                     // relative on purpose (RFC 9110 §10.2.2): an absolute one would echo whatever Host the client sent
                     Response.ResponseBuilder response = Response.status(Response.Status.CREATED)
                             .header("Location", "/v1/transfers/" + t.id())
@@ -92,21 +113,87 @@ public class TransferResource {
                     if (accepted.replayed()) {
                         response.header("Idempotent-Replayed", "true");
                     }
+                    if (waited != null) {
+                        response.header("Preference-Applied", Prefer.applied(waited));
+                    }
                     return response.build();
-                });
     }
 
     @GET
     @Path("/{id}")
     @RolesAllowed({READ, READ_ALL})
-    public Uni<Response> get(@PathParam("id") String id, @HeaderParam("If-None-Match") String ifNoneMatch) {
-        return visible(id).map(t -> {
-            String etag = TransferView.etag(t);
-            if (matches(ifNoneMatch, etag)) {
-                return Response.notModified().header("ETag", etag).build();
+    public Uni<Response> get(@PathParam("id") String id, @HeaderParam("If-None-Match") String ifNoneMatch,
+                             @HeaderParam("Prefer") String prefer) {
+        return visible(id).flatMap(t -> {
+            Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
+            if (wait.isEmpty()) {
+                return Uni.createFrom().item(current(t, ifNoneMatch, null));
             }
-            return Response.ok(TransferView.of(t)).header("ETag", etag).build();
+            // with a validator: until the transfer differs from it; without: until it is final
+            Predicate<Transfer> done = ifNoneMatch != null
+                    ? x -> !matches(ifNoneMatch, TransferView.etag(x))
+                    : x -> x.status().isTerminal();
+            return waitUntil(t, done, deadline(wait.get())).map(latest -> current(latest, ifNoneMatch, wait.get()));
         });
+    }
+
+    private static Response current(Transfer t, String ifNoneMatch, Duration waited) {
+        String etag = TransferView.etag(t);
+        Response.ResponseBuilder response = matches(ifNoneMatch, etag)
+                ? Response.notModified()
+                : Response.ok(TransferView.of(t));
+        response.header("ETag", etag);
+        if (waited != null) {
+            response.header("Preference-Applied", Prefer.applied(waited));
+        }
+        return response.build();
+    }
+
+    /**
+     * Holds the request until {@code done} holds or the deadline passes, woken by the database's change
+     * announcements (any instance's change) rather than by polling; answers with the latest row.
+     */
+    private Uni<Transfer> waitUntil(Transfer t, Predicate<Transfer> done, long deadline) {
+        long remaining = deadline - System.nanoTime();
+        if (done.test(t) || remaining <= 0) {
+            return Uni.createFrom().item(t);
+        }
+        // subscribe to announcements first, then look once more: a change between the first read and
+        // the subscription is seen by the second read instead of being missed
+        Uni<Wake> announced = changes.next(t.id(), t.version()).map(v -> v == null ? Wake.NO_ROOM : Wake.CHANGED);
+        Uni<Wake> movedMeanwhile = transfers.findById(t.id())
+                .flatMap(x -> x != null && x.version() != t.version()
+                        ? Uni.createFrom().item(Wake.CHANGED)
+                        : Uni.createFrom().<Wake>nothing());
+        return Uni.join().first(announced, movedMeanwhile).withItem()
+                .ifNoItem().after(Duration.ofNanos(remaining)).recoverWithItem(Wake.DEADLINE)
+                .flatMap(wake -> transfers.findById(t.id()).flatMap(latest -> {
+                    if (latest == null) {
+                        return Uni.createFrom().item(t);
+                    }
+                    return wake == Wake.CHANGED ? waitUntil(latest, done, deadline) : Uni.createFrom().item(latest);
+                }));
+    }
+
+    private enum Wake { CHANGED, DEADLINE, NO_ROOM }
+
+    private static long deadline(Duration wait) {
+        return System.nanoTime() + wait.toNanos();
+    }
+
+    /** For operations: transfers in a status, unchanged for a while — e.g. stuck in reconciling — oldest first. */
+    @GET
+    @RolesAllowed(READ_ALL)
+    public Uni<TransferPage> list(@QueryParam("status") String status, @QueryParam("olderThan") String olderThan,
+                                  @QueryParam("limit") String limit, @QueryParam("after") String after) {
+        ListQuery query = ListQuery.parse(status, olderThan, limit, after, limits.maxPageSize());
+        return transfers.list(query.status(), query.olderThan(), query.afterUpdatedAt(), query.afterId(), query.limit() + 1)
+                .map(rows -> {
+                    boolean more = rows.size() > query.limit();
+                    var page = more ? rows.subList(0, query.limit()) : rows;
+                    String next = more ? ListQuery.cursor(page.get(page.size() - 1)) : null;
+                    return new TransferPage(page.stream().map(TransferView::of).toList(), next);
+                });
     }
 
     @GET

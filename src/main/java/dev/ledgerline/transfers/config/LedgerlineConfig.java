@@ -51,6 +51,18 @@ public interface LedgerlineConfig {
         @WithDefault("16384")
         int maxBodyBytes();
 
+        /** Requests that may wait at once on this instance ({@code Prefer: wait}); beyond it they answer at once. */
+        @WithDefault("10000")
+        int maxWaitingRequests();
+
+        /** Longest {@code Prefer: wait=N} honoured, in seconds. */
+        @WithDefault("30")
+        int maxWaitSeconds();
+
+        /** Largest page of the operations listing. */
+        @WithDefault("200")
+        int maxPageSize();
+
         /** How long a request waits for PostgreSQL before answering 503 (the write may still commit: retry with the key). */
         @WithDefault("PT5S")
         Duration databaseTimeout();

@@ -39,8 +39,9 @@ public class Sweeper {
     private final LedgerlineConfig.Pipeline settings;
     private final String actor;
     private final MeterRegistry metrics;
+    private final PipelineMetrics pipelineMetrics;
 
-    public Sweeper(TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
+    public Sweeper(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
                    InstanceId instance, MeterRegistry metrics) {
         this.transfers = transfers;
         this.dispatcher = dispatcher;
@@ -48,6 +49,7 @@ public class Sweeper {
         this.settings = config.pipeline();
         this.actor = instance.value();
         this.metrics = metrics;
+        this.pipelineMetrics = pipelineMetrics;
     }
 
     @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
@@ -101,8 +103,10 @@ public class Sweeper {
         return transfers.fence(row.id(), row.version(), status, failureReason, Duration.ZERO, actor, reason)
                 .invoke(fenced -> {
                     count(fenced ? status.db() : "stale");
-                    if (!fenced) {
-                        metrics.counter("ledgerline.fence.stale").increment();
+                    if (fenced) {
+                        pipelineMetrics.finished(status, row.createdAt());
+                    } else {
+                        pipelineMetrics.staleWrite();
                     }
                     LOG.infof("transferId=%s version=%d step=reconcile %s%s", row.id(), row.version(), reason,
                             fenced ? " -> " + status.db() : ", but the row moved on (stale)");

@@ -45,8 +45,9 @@ public class TransferProcessor {
     private final Duration providerTimeout;
     private final String worker;
     private final MeterRegistry metrics;
+    private final PipelineMetrics pipelineMetrics;
 
-    public TransferProcessor(RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
+    public TransferProcessor(PipelineMetrics pipelineMetrics, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
                              CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
                              MeterRegistry metrics) {
         this.redisLock = redisLock;
@@ -57,6 +58,7 @@ public class TransferProcessor {
         this.providerTimeout = Duration.ofMillis(config.provider().timeoutMs());
         this.worker = instance.value();
         this.metrics = metrics;
+        this.pipelineMetrics = pipelineMetrics;
     }
 
     /**
@@ -151,8 +153,11 @@ public class TransferProcessor {
                 .invoke(fenced -> {
                     if (fenced) {
                         LOG.debugf("transferId=%s version=%d step=fence -> %s (%s)", claim.id(), claim.version() + 1, status.db(), reason);
+                        if (status.isTerminal()) {
+                            pipelineMetrics.finished(status, claim.createdAt());
+                        }
                     } else {
-                        metrics.counter("ledgerline.fence.stale").increment();
+                        pipelineMetrics.staleWrite();
                         LOG.warnf("transferId=%s version=%d step=fence stale worker: the row moved on, %s not written",
                                 claim.id(), claim.version(), status.db());
                     }

@@ -53,7 +53,7 @@ public class TransferRepository {
                    lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = attempts + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
              WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
-            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name""";
+            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name, created_at""";
 
     /** The fence: a final write applies only if the writer still holds the version it claimed. */
     static final String FENCE = """
@@ -93,7 +93,18 @@ public class TransferRepository {
                      WHERE status = 'reconciling' AND next_attempt_at <= now()
                      ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
              WHERE t.id = due.id AND t.status = 'reconciling'
-            RETURNING t.id, t.version, t.provider_reference""";
+            RETURNING t.id, t.version, t.provider_reference, t.created_at""";
+
+    /** Keyset page of the operations listing, oldest change first; {@code $1} status (or null), {@code $2} min age. */
+    static final String LIST = """
+            SELECT\s""" + COLUMNS + """
+
+              FROM transfers
+             WHERE ($1::text IS NULL OR status = $1::text)
+               AND updated_at < now() - $2::bigint * interval '1 millisecond'
+               AND (updated_at, id) > ($3::timestamptz, $4::uuid)
+             ORDER BY updated_at, id
+             LIMIT $5""";
 
     static final String EVENTS = """
             SELECT version, from_status, to_status, actor, reason, at
@@ -141,7 +152,7 @@ public class TransferRepository {
                     Row row = first(rows);
                     return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
                             row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
-                            row.getString("destination_name"));
+                            row.getString("destination_name"), row.getOffsetDateTime("created_at"));
                 });
     }
 
@@ -175,10 +186,25 @@ public class TransferRepository {
                 .map(rows -> {
                     List<Reconcilable> due = new ArrayList<>();
                     for (Row row : rows) {
-                        due.add(new Reconcilable(row.getUUID("id"), row.getLong("version"), row.getString("provider_reference")));
+                        due.add(new Reconcilable(row.getUUID("id"), row.getLong("version"), row.getString("provider_reference"),
+                                row.getOffsetDateTime("created_at")));
                     }
                     return due;
                 });
+    }
+
+    /** One page of transfers in a status (or any), unchanged for at least {@code olderThan}, after the cursor. */
+    public Uni<List<Transfer>> list(TransferStatus status, Duration olderThan, java.time.OffsetDateTime afterUpdatedAt,
+                                    UUID afterId, int limit) {
+        Tuple params = Tuple.from(Arrays.asList(status == null ? null : status.db(), olderThan.toMillis(),
+                afterUpdatedAt, afterId, limit));
+        return run(LIST, params).map(rows -> {
+            List<Transfer> page = new ArrayList<>();
+            for (Row row : rows) {
+                page.add(Transfer.from(row));
+            }
+            return page;
+        });
     }
 
     public Uni<List<TransferEvent>> events(UUID id) {
@@ -202,11 +228,11 @@ public class TransferRepository {
 
     /** A claimed transfer: what the worker needs to send it, and the version that fences its final write. */
     public record Claim(UUID id, long version, String providerReference, long amount, String currency,
-                        String iban, String name) {
+                        String iban, String name, java.time.OffsetDateTime createdAt) {
     }
 
     /** A reconciling transfer taken for a lookup, with the version its outcome must be fenced against. */
-    public record Reconcilable(UUID id, long version, String providerReference) {
+    public record Reconcilable(UUID id, long version, String providerReference, java.time.OffsetDateTime createdAt) {
     }
 
     private static Transfer firstTransfer(RowSet<Row> rows) {

@@ -1,0 +1,122 @@
+package dev.ledgerline.transfers.transfer;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.pubsub.PgSubscriber;
+import io.vertx.pgclient.PgConnectOptions;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Wakes long polls when a transfer changes, on any instance: the database announces every transition
+ * on the {@code transfer_changes} channel (trigger {@code transfers_notify}), and this instance's one
+ * listening connection hands each announcement to the requests waiting for that transfer. Nothing here
+ * polls the database; a missed announcement (listener reconnecting) only makes a poll wait its full time.
+ */
+@ApplicationScoped
+public class TransferChanges {
+
+    private static final Logger LOG = Logger.getLogger(TransferChanges.class);
+    static final String CHANNEL = "transfer_changes";
+
+    /** A waiting request: woken by the first announced version above {@code after}. */
+    private record Waiter(long after, UniEmitter<? super Long> emitter) {
+    }
+
+    private final Map<UUID, Set<Waiter>> waiters = new ConcurrentHashMap<>();
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final Vertx vertx;
+    private final String url;
+    private final Optional<String> user;
+    private final Optional<String> password;
+    private final int maxWaiters;
+    private PgSubscriber subscriber;
+
+    public TransferChanges(Vertx vertx,
+                           @ConfigProperty(name = "quarkus.datasource.reactive.url") String url,
+                           @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
+                           @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password,
+                           LedgerlineConfig config) {
+        this.vertx = vertx;
+        this.url = url;
+        this.user = user;
+        this.password = password;
+        this.maxWaiters = config.transfers().maxWaitingRequests();
+    }
+
+    void listen(@Observes StartupEvent start) {
+        PgConnectOptions options = PgConnectOptions.fromUri(url);
+        user.ifPresent(options::setUser);
+        password.ifPresent(options::setPassword);
+        subscriber = PgSubscriber.subscriber(vertx, options).reconnectPolicy(attempt -> 1000L);
+        subscriber.channel(CHANNEL).handler(this::announce);
+        subscriber.connect().subscribe().with(
+                ok -> LOG.debugf("listening on %s", CHANNEL),
+                e -> LOG.warnf("cannot listen on %s yet (%s); long polls wait their full time until it can", CHANNEL, e.toString()));
+    }
+
+    void stop(@Observes ShutdownEvent stop) {
+        if (subscriber != null) {
+            subscriber.closeAndForget();
+        }
+    }
+
+    private void announce(String payload) {
+        int colon = payload.indexOf(':');
+        if (colon < 0) {
+            return;
+        }
+        UUID id;
+        long version;
+        try {
+            id = UUID.fromString(payload.substring(0, colon));
+            version = Long.parseLong(payload.substring(colon + 1));
+        } catch (IllegalArgumentException garbled) {
+            return;
+        }
+        Set<Waiter> forTransfer = waiters.get(id);
+        if (forTransfer != null) {
+            for (Waiter waiter : forTransfer) {
+                if (version > waiter.after()) {
+                    waiter.emitter().complete(version);
+                }
+            }
+        }
+    }
+
+    /**
+     * Completes with the first announced version above {@code after}, or never; the caller bounds it.
+     * {@code null} item right away when too many requests are already waiting on this instance.
+     */
+    public Uni<Long> next(UUID id, long after) {
+        return Uni.createFrom().emitter(emitter -> {
+            if (waiting.incrementAndGet() > maxWaiters) {
+                waiting.decrementAndGet();
+                emitter.complete(null);
+                return;
+            }
+            Waiter waiter = new Waiter(after, emitter);
+            waiters.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(waiter);
+            emitter.onTermination(() -> {
+                waiting.decrementAndGet();
+                waiters.computeIfPresent(id, (k, set) -> {
+                    set.remove(waiter);
+                    return set.isEmpty() ? null : set;
+                });
+            });
+        });
+    }
+}

@@ -1,0 +1,183 @@
+package dev.ledgerline.transfers.ops;
+
+import dev.ledgerline.transfers.local.LocalRedis;
+import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.TestStack;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
+import jakarta.inject.Inject;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.ledgerline.transfers.support.Api.as;
+import static dev.ledgerline.transfers.support.Api.writer;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What on-call engineers and polling services rely on: readiness, metrics, cheap polling, the stuck-transfer listing. */
+@QuarkusTest
+class OperationsTest {
+
+    @Inject
+    CircuitBreakerMaintenance breakers;
+
+    @AfterEach
+    void serversBack() throws Exception {
+        LocalRedis redis = TestStack.current().redis();
+        if (!redis.isRunning()) {
+            redis.restart();
+        }
+        TestStack.current().postgres().startAgain();
+        breakers.resetAll();
+    }
+
+    @Test
+    void readinessStaysUpButSaysDegradedWhenOnlyRedisIsDown() throws Exception {
+        given().get("/q/health/ready").then().statusCode(200)
+                .body("status", equalTo("UP"))
+                .body("checks.find { it.name == 'redis' }.data.redis", equalTo("up"))
+                .body("checks.find { it.name == 'flyway' }.data.schemaVersion", equalTo("2"));
+        TestStack.current().redis().kill();
+        given().get("/q/health/ready").then().statusCode(200)
+                .body("status", equalTo("UP"))
+                .body("checks.find { it.name == 'redis' }.data.redis", equalTo("degraded"));
+    }
+
+    @Test
+    void readinessIsDownWhenPostgresIsDown() throws Exception {
+        TestStack.current().postgres().stop();
+        given().get("/q/health/ready").then().statusCode(503).body("status", equalTo("DOWN"));
+        given().get("/q/health/live").then().statusCode(200);
+        TestStack.current().postgres().startAgain();
+        Awaitility.await("ready again").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+                .until(() -> given().get("/q/health/ready").statusCode() == 200);
+    }
+
+    @Test
+    void aMatchingETagIsAnsweredNotModified() {
+        String token = writer("poller");
+        String id = Api.create(token, 900);
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        String etag = Api.get(token, id).then().statusCode(200).extract().header("ETag");
+        as(token).header("If-None-Match", etag).get("/v1/transfers/" + id).then()
+                .statusCode(304).header("ETag", etag);
+        as(token).header("If-None-Match", "\"0\"").get("/v1/transfers/" + id).then()
+                .statusCode(200).body("status", equalTo("sent"));
+    }
+
+    @Test
+    void aLongPollReturnsWithin200msOfAChangeMadeElsewhere() throws Exception {
+        String token = writer("longpoll");
+        String id = parkedTransfer("longpoll", "pending", 0);
+
+        CompletableFuture<Response> poll = CompletableFuture.supplyAsync(() ->
+                as(token).header("Prefer", "wait=10").header("If-None-Match", "\"0\"").get("/v1/transfers/" + id));
+        // the poll is registered once it has been waiting a moment; nothing answers it before the change
+        Awaitility.await().pollDelay(Duration.ofMillis(700)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        assertTrue(!poll.isDone(), "the poll holds while nothing changes");
+
+        // a change committed by "another instance": straight to the database, the way any instance's fence writes
+        Db.update("UPDATE transfers SET status = 'failed', version = version + 1, failure_reason = 'test', "
+                + "last_actor = 'other-instance', last_reason = 'changed elsewhere' WHERE id = ?::uuid", id);
+        long changed = System.nanoTime();
+        Response answer = poll.get(5, TimeUnit.SECONDS);
+        long tookMs = (System.nanoTime() - changed) / 1_000_000;
+
+        answer.then().statusCode(200).body("status", equalTo("failed")).header("Preference-Applied", "wait=10");
+        assertTrue(tookMs < 200, "answered " + tookMs + " ms after the change");
+    }
+
+    @Test
+    void aLongPollWithoutAChangeWaitsItsTimeAndAnswersNotModified() {
+        String token = writer("longpoll");
+        String id = parkedTransfer("longpoll", "pending", 0);
+        long start = System.nanoTime();
+        as(token).header("Prefer", "wait=1").header("If-None-Match", "\"0\"").get("/v1/transfers/" + id).then()
+                .statusCode(304).header("Preference-Applied", "wait=1");
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMs >= 950 && tookMs < 3000, "waited " + tookMs + " ms");
+    }
+
+    @Test
+    void aPostThatPrefersToWaitAnswersWithTheFinalStatus() {
+        Api.as(writer("waiter")).contentType("application/json").header("Idempotency-Key", Api.newKey())
+                .header("Prefer", "wait=10").body(Api.body(321))
+                .post("/v1/transfers").then()
+                .statusCode(201)
+                .header("Preference-Applied", "wait=10")
+                .body("status", equalTo("sent"));
+    }
+
+    @Test
+    void stuckTransfersArePagedOldestFirstForOperationsOnly() {
+        List<String> stuck = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            stuck.add(parkedTransfer("stuck-owner", "reconciling", 20 - i));
+        }
+        String ops = Api.token("ops", List.of("transfers.read.all"));
+        as(writer("stuck-owner")).get("/v1/transfers?status=reconciling").then().statusCode(403);
+
+        List<String> seen = new ArrayList<>();
+        String cursor = null;
+        int pages = 0;
+        do {
+            var request = as(ops).queryParam("status", "reconciling").queryParam("olderThan", "PT5M").queryParam("limit", 2);
+            if (cursor != null) {
+                request.queryParam("after", cursor);
+            }
+            var page = request.get("/v1/transfers").then().statusCode(200).extract().jsonPath();
+            List<String> ids = page.getList("items.id");
+            assertTrue(ids.size() <= 2);
+            seen.addAll(ids);
+            cursor = page.getString("nextCursor");
+            pages++;
+        } while (cursor != null && pages < 50);
+
+        List<String> mine = seen.stream().filter(stuck::contains).toList();
+        assertEquals(stuck, mine, "each stuck transfer exactly once, oldest first");
+        as(ops).queryParam("limit", 0).get("/v1/transfers").then().statusCode(400).body("errors.field", hasItem("limit"));
+        as(ops).queryParam("olderThan", "5 minutes").get("/v1/transfers").then().statusCode(400);
+    }
+
+    @Test
+    void metricsShowTheCountersMoving() {
+        String id = Api.create(writer("metrics"), 42);
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
+                .body(containsString("ledgerline_transfers_requests_total{outcome=\"created\""))
+                .body(containsString("ledgerline_idempotency_total"))
+                .body(containsString("ledgerline_lock_acquire_total{result=\"acquired\""))
+                .body(containsString("ledgerline_claim_total{result=\"won\""))
+                .body(containsString("ledgerline_provider_send_total{outcome=\"completed\""))
+                .body(containsString("ledgerline_transfers_finished_total{status=\"sent\""))
+                .body(containsString("ledgerline_pipeline_latency_seconds_bucket"))
+                .body(containsString("ledgerline_transfers_open{status=\"reconciling\""))
+                .body(containsString("ledgerline_transfers_oldest_open_age_seconds")));
+    }
+
+    /** A transfer row no worker will touch for an hour, last changed {@code minutesAgo} minutes ago. */
+    private static String parkedTransfer(String owner, String status, int minutesAgo) {
+        String id = UUID.randomUUID().toString();
+        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
+                        + "destination_name, provider_reference, status, next_attempt_at, last_actor, created_at, updated_at) "
+                        + "VALUES (?::uuid, ?, ?, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada', ?, ?, now() + interval '1 hour', "
+                        + "'test', now() - make_interval(mins => ?), now() - make_interval(mins => ?))",
+                id, owner, "parked-" + id, "ll_parked_" + id.replace("-", ""), status, minutesAgo, minutesAgo);
+        return id;
+    }
+}

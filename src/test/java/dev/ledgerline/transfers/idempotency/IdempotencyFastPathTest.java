@@ -47,11 +47,8 @@ class IdempotencyFastPathTest {
     CircuitBreakerMaintenance breakers;
 
     @AfterEach
-    void redisBack() throws Exception {
-        LocalRedis server = TestStack.current().redis();
-        if (!server.isRunning()) {
-            server.restart();
-        }
+    void heal() throws Exception {
+        TestStack.heal();
         breakers.resetAll();
     }
 

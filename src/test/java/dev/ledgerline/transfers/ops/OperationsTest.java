@@ -1,6 +1,5 @@
 package dev.ledgerline.transfers.ops;
 
-import dev.ledgerline.transfers.local.LocalRedis;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -37,12 +36,8 @@ class OperationsTest {
     CircuitBreakerMaintenance breakers;
 
     @AfterEach
-    void serversBack() throws Exception {
-        LocalRedis redis = TestStack.current().redis();
-        if (!redis.isRunning()) {
-            redis.restart();
-        }
-        TestStack.current().postgres().startAgain();
+    void heal() throws Exception {
+        TestStack.heal();
         breakers.resetAll();
     }
 

@@ -1,6 +1,5 @@
 package dev.ledgerline.transfers.pipeline;
 
-import dev.ledgerline.transfers.local.LocalRedis;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -33,11 +32,8 @@ class RedisOutagePipelineTest {
     CircuitBreakerMaintenance breakers;
 
     @AfterEach
-    void restore() throws Exception {
-        LocalRedis redis = TestStack.current().redis();
-        if (!redis.isRunning()) {
-            redis.restart();
-        }
+    void heal() throws Exception {
+        TestStack.heal();
         Sandbox.reset();
         breakers.resetAll();
     }

@@ -18,6 +18,15 @@ public final class TestStack {
         current = null;
     }
 
+    /** Gives back what a fault test took away: a killed Redis restarts (empty), a stopped PostgreSQL starts again. */
+    public static void heal() throws java.io.IOException {
+        LocalStack stack = current();
+        if (!stack.redis().isRunning()) {
+            stack.redis().restart();
+        }
+        stack.postgres().startAgain();
+    }
+
     public static LocalStack current() {
         LocalStack stack = current;
         if (stack == null) {

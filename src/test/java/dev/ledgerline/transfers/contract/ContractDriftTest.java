@@ -38,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Fails when the implementation and {@code openapi.yaml} disagree (the document is {@link Contract#defaultLocation()},
- * {@code -Dledgerline.contract=...} to compare another; a missing or empty one fails every check here):
+ * {@code -Dcontract.location=...} to compare another; a missing or empty one fails every check here):
  * <ol>
  *   <li>paths, methods, parameters, request bodies, media types and groups of the JAX-RS resources, both ways;</li>
  *   <li>the JSON fields of the response records and of the request against the schemas, the transfer

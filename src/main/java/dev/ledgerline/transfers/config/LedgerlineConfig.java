@@ -24,6 +24,17 @@ public interface LedgerlineConfig {
 
     Sandbox sandbox();
 
+    ApiDocs apiDocs();
+
+    interface ApiDocs {
+        /**
+         * Serves the contract (openapi.yaml) at /q/openapi and Swagger UI at /q/swagger-ui, in prod too, so ops can
+         * read it from a running instance; application.properties passes it to the two Quarkus switches.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
     interface Sandbox {
         /** Builds the sandbox provider into the application (a build-time switch: on in dev and test, off in prod). */
         @WithDefault("false")

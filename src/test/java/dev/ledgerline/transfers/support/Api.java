@@ -22,6 +22,7 @@ public final class Api {
 
     static {
         RestAssured.enableLoggingOfRequestAndResponseIfValidationFails();
+        ContractValidation.install();
     }
 
     private Api() {

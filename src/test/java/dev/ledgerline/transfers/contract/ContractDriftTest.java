@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ledgerline.transfers.api.Problem;
 import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.api.TransferEventsView;
+import dev.ledgerline.transfers.api.TransferPage;
 import dev.ledgerline.transfers.api.TransferRequest;
 import dev.ledgerline.transfers.api.TransferResource;
 import dev.ledgerline.transfers.api.TransferView;
@@ -86,6 +87,7 @@ class ContractDriftTest {
         List<String> drift = new ArrayList<>();
         drift.addAll(ContractDrift.schema(contract, mapper, TransferView.class, "Transfer", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferEventsView.class, "TransferEvents", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, TransferPage.class, "TransferPage", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, Problem.class, "Problem", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferRequest.class, "TransferRequest", ContractDrift.Direction.REQUEST, visited));
 
@@ -155,6 +157,18 @@ class ContractDriftTest {
         as(writer).get("/v1/transfers/" + UUID.randomUUID() + "/events").then().statusCode(404);
         as(writer).accept("text/plain").get("/v1/transfers/" + id + "/events").then().statusCode(406);
 
+        // getTransfer as a long poll that ends on its deadline, then on a change
+        as(writer).header("Prefer", "wait=1").header("If-None-Match", "\"999\"").get("/v1/transfers/" + id).then()
+                .statusCode(200).header("Preference-Applied", "wait=1");
+
+        // listTransfers
+        String ops = Api.token("drift-ops", List.of("transfers.read.all"));
+        as(ops).queryParam("status", "pending").queryParam("limit", 5).get("/v1/transfers").then().statusCode(200);
+        as(ops).queryParam("limit", 0).get("/v1/transfers").then().statusCode(400);
+        given().get("/v1/transfers").then().statusCode(401);
+        as(readOnly).get("/v1/transfers").then().statusCode(403);
+        as(ops).accept("text/plain").get("/v1/transfers").then().statusCode(406);
+
         // every operation without its database
         LocalPostgres pg = TestStack.current().postgres();
         pg.stop();
@@ -162,6 +176,7 @@ class ContractDriftTest {
             Api.post(writer, newKey(), body(10)).then().statusCode(503);
             Api.get(writer, id).then().statusCode(503);
             as(writer).get("/v1/transfers/" + id + "/events").then().statusCode(503);
+            as(ops).get("/v1/transfers").then().statusCode(503);
         } finally {
             pg.startAgain();
         }

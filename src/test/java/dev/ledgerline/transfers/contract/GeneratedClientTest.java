@@ -52,7 +52,7 @@ class GeneratedClientTest {
                 .description("Through the generated client");
 
         String key = Api.newKey();
-        ApiResponse<Transfer> created = transfers.createTransferWithHttpInfo(key, request);
+        ApiResponse<Transfer> created = transfers.createTransferWithHttpInfo(key, request, null);
         assertEquals(201, created.getStatusCode());
         Transfer transfer = created.getData();
         assertEquals(List.of("/v1/transfers/" + transfer.getId()), created.getHeaders().get("location"));
@@ -62,7 +62,9 @@ class GeneratedClientTest {
         assertEquals("Ada Lovelace", transfer.getDestination().getName());
         assertEquals(0L, transfer.getVersion());
 
-        Transfer read = transfers.getTransfer(transfer.getId(), null);
+        // a long poll through the generated client: held until the transfer is final
+        Transfer read = transfers.getTransfer(transfer.getId(), null, "wait=10");
+        assertEquals(TransferStatus.SENT, read.getStatus());
         assertEquals(transfer.getId(), read.getId());
         assertEquals("Through the generated client", read.getDescription());
         assertEquals(transfer.getProviderReference(), read.getProviderReference());
@@ -73,14 +75,14 @@ class GeneratedClientTest {
         assertEquals(TransferStatus.PENDING, history.getEvents().get(0).getToStatus());
         assertNull(history.getEvents().get(0).getFromStatus());
 
-        Transfer replayed = transfers.createTransfer(key, request);
+        Transfer replayed = transfers.createTransfer(key, request, null);
         assertEquals(transfer.getId(), replayed.getId());
     }
 
     @Test
     void anErrorArrivesAsTheDocumentedProblem() {
         TransfersApi transfers = client(Api.writer("generated-client"));
-        ApiException e = assertThrows(ApiException.class, () -> transfers.getTransfer(java.util.UUID.randomUUID(), null));
+        ApiException e = assertThrows(ApiException.class, () -> transfers.getTransfer(java.util.UUID.randomUUID(), null, null));
         assertEquals(404, e.getCode());
         assertTrue(e.getResponseBody().contains("https://ledgerline.dev/problems/not-found"), e.getResponseBody());
     }

@@ -39,18 +39,18 @@ final class Checker {
     }
 
     /** The per-scenario table row and the violations found. */
-    record Report(String scenario, int requests, int unknownRequests, int transfers, long executions, long duplicates,
+    record Report(String scenario, int requests, int unknownRequests, int transfers, int failed, long executions, long duplicates,
                   long fencedMetrics, long fencedLogs, int unresolved, List<String> violations) {
 
         static String header() {
-            return String.format("%-22s %8s %8s %9s %10s %10s %14s %11s %10s %10s",
-                    "scenario", "requests", "unknown", "transfers", "executions", "duplicates", "fenced(metric)",
+            return String.format("%-22s %8s %8s %9s %7s %10s %10s %14s %11s %10s %10s",
+                    "scenario", "requests", "unknown", "transfers", "failed", "executions", "duplicates", "fenced(metric)",
                     "fenced(log)", "unresolved", "violations");
         }
 
         String row() {
-            return String.format("%-22s %8d %8d %9d %10d %10d %14d %11d %10d %10d", scenario, requests, unknownRequests,
-                    transfers, executions, duplicates, fencedMetrics, fencedLogs, unresolved, violations.size());
+            return String.format("%-22s %8d %8d %9d %7d %10d %10d %14d %11d %10d %10d", scenario, requests, unknownRequests,
+                    transfers, failed, executions, duplicates, fencedMetrics, fencedLogs, unresolved, violations.size());
         }
     }
 
@@ -197,7 +197,8 @@ final class Checker {
             }
         }
 
-        return new Report(scenario, requests.size(), unknown, transfers.size(), executions, duplicates, fencedMetrics,
+        int failed = (int) transfers.stream().filter(t -> t.status.equals("failed")).count();
+        return new Report(scenario, requests.size(), unknown, transfers.size(), failed, executions, duplicates, fencedMetrics,
                 fencedLogs, unresolved, violations);
     }
 

@@ -156,6 +156,7 @@ class FaultsIT {
             provider.ledger().setFaults(new SandboxFaults(1200L, 0.08, 0.08, 0.08, 0.08, 0.1, false, 1500L));
             sleep(2000);
             provider.ledger().setFaults(flaky);
+            sleep(5000); // keep the provider flaky until the load ends
         });
     }
 

@@ -108,6 +108,17 @@ class FaultsIT {
         instances.get(2).start();
         instances.get(1).awaitReady(READY);
         instances.get(2).awaitReady(READY);
+        warmUp();
+    }
+
+    /** A short, fault-free load first: the first scenario should not measure class loading and a cold JIT. */
+    private static void warmUp() throws Exception {
+        String principal = "warmup-user";
+        String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
+                .subject(principal).groups(Set.of("transfers.write", "transfers.read")).expiresIn(3600).sign(issuer.getPrivate());
+        LoadDriver driver = new LoadDriver(instances, Map.of(principal, token), 150);
+        LoadDriver.awaitEnd(driver.start(3, Duration.ofSeconds(4)), Duration.ofSeconds(30));
+        checker.awaitTerminal("warmup-", SETTLE);
     }
 
     @AfterAll

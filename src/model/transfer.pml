@@ -122,8 +122,10 @@
  * ASSUMPTIONS
  *   A1 Time.  The lease is longer than the provider timeout + margin (checked at
  *      start-up) and TransferProcessor#send aborts unless the lease still covers a
- *      full provider timeout.  Hence a send reaches the provider only while the
- *      sender's DB lease is unexpired: LeaseClock cannot expire a lease while its
+ *      full provider timeout.  Every send also carries its deadline (header
+ *      Ledgerline-Not-After = lease end - margin) and the provider refuses, without
+ *      executing, a send that arrives later (SandboxLedger#send).  Hence a send is
+ *      executed only while the sender's DB lease is unexpired: LeaseClock cannot expire a lease while its
  *      holder is between "lease checked" and "send resolved" (in_flight).  The
  *      holder may pause for any time after the claim (before the lease check) and
  *      after the send resolved (before the fence); its lease may expire then.
@@ -148,10 +150,12 @@
  *
  * NOT COVERED
  *   - A process pause (GC, SIGSTOP, VM freeze) INSIDE the in-flight window, or a
- *     request that is delayed in the network and executes at the provider after
- *     the client's timeout / after the lease expired.  In the real system this is
- *     covered by the provider's idempotency key (provider_reference sent as
- *     Idempotency-Key), which this model deliberately does not rely on.
+ *     request that is delayed in the network past its lease, is folded into A1:
+ *     it is safe only because the provider refuses a send past its
+ *     Ledgerline-Not-After deadline (the fault suite's paused-instance scenario
+ *     exercises exactly this) or, with a provider that ignores the deadline,
+ *     because it honours the Idempotency-Key (provider_reference) — neither of
+ *     which the model itself checks.
  *   - A dishonest / inconsistent provider (lookup lagging behind an execution,
  *     lost payments, a rejection after an execution of the same reference).
  *   - Redis clock behaviour and TTL precision: the lock may expire at any time

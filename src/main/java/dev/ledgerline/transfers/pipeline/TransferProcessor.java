@@ -136,7 +136,10 @@ public class TransferProcessor {
 
     /** The provider's definitive answer, or {@code null} when the outcome is unknown. */
     private Uni<SendResult> send(Claim claim) {
-        PaymentOrder order = new PaymentOrder(claim.providerReference(), claim.amount(), claim.currency(), claim.iban(), claim.name());
+        // the provider must not execute this send once our lease is over (less the clock margin): by then the
+        // sweeper may have looked the payment up and sent it again under a newer claim
+        PaymentOrder order = new PaymentOrder(claim.providerReference(), claim.amount(), claim.currency(), claim.iban(),
+                claim.name(), claim.leaseExpiresAt().toInstant().minus(settings.margin()));
         long started = System.nanoTime();
         return provider.send(order)
                 .invoke(result -> metrics.counter("ledgerline.provider.send", "outcome", result.executed() ? "completed" : "rejected").increment())

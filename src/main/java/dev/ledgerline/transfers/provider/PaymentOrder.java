@@ -1,5 +1,9 @@
 package dev.ledgerline.transfers.provider;
 
-/** What is sent to the provider: the reference is its idempotency key. */
-public record PaymentOrder(String reference, long amount, String currency, String iban, String name) {
+/**
+ * What is sent to the provider: the reference is its idempotency key, {@code notAfter} the moment after
+ * which the provider must not execute it (the sender's lease end, less the clock margin).
+ */
+public record PaymentOrder(String reference, long amount, String currency, String iban, String name,
+                           java.time.Instant notAfter) {
 }

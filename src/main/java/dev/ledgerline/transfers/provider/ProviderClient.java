@@ -38,7 +38,7 @@ public class ProviderClient implements PaymentProvider {
     public Uni<SendResult> send(PaymentOrder order) {
         var body = new ProviderRestClient.PaymentBody(order.amount(), order.currency(),
                 new ProviderRestClient.PaymentBody.Destination(order.iban(), order.name()));
-        return rest.send(order.reference(), body).map(ProviderClient::toSendResult);
+        return rest.send(order.reference(), order.notAfter().toString(), body).map(ProviderClient::toSendResult);
     }
 
     @Override
@@ -61,6 +61,10 @@ public class ProviderClient implements PaymentProvider {
                 if (payment != null && "rejected".equals(payment.status())) {
                     return SendResult.rejected(payment.reason() == null ? "rejected by provider" : payment.reason());
                 }
+            }
+            if (status == 412) {
+                // refused for arriving after its deadline: not executed; the reconciler's lookup will say so
+                throw new ProviderUnknownOutcomeException("provider refused a send that arrived after its deadline");
             }
             throw new ProviderUnknownOutcomeException("provider answered " + status + " to a send");
         }

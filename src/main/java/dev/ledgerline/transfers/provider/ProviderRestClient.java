@@ -19,13 +19,22 @@ import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 @Consumes(MediaType.APPLICATION_JSON)
 public interface ProviderRestClient {
 
+    /**
+     * The send's deadline (RFC 3339): the provider must not execute a send that arrives later. It fences
+     * the send itself, as the version fences the database writes: a worker paused past its lease cannot
+     * move money after the payment was looked up and sent again. A provider that ignores it still has
+     * the Idempotency-Key.
+     */
+    String NOT_AFTER = "Ledgerline-Not-After";
+
     record PaymentBody(long amount, String currency, Destination destination) {
         public record Destination(String iban, String name) {
         }
     }
 
     @POST
-    Uni<Response> send(@HeaderParam("Idempotency-Key") String reference, PaymentBody body);
+    Uni<Response> send(@HeaderParam("Idempotency-Key") String reference, @HeaderParam(NOT_AFTER) String notAfter,
+                       PaymentBody body);
 
     @GET
     @Path("/{reference}")

@@ -53,7 +53,8 @@ public class TransferRepository {
                    lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = attempts + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
              WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
-            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name, created_at""";
+            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name, created_at,
+                      lease_expires_at""";
 
     /** The fence: a final write applies only if the writer still holds the version it claimed. */
     static final String FENCE = """
@@ -152,7 +153,8 @@ public class TransferRepository {
                     Row row = first(rows);
                     return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
                             row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
-                            row.getString("destination_name"), row.getOffsetDateTime("created_at"));
+                            row.getString("destination_name"), row.getOffsetDateTime("created_at"),
+                            row.getOffsetDateTime("lease_expires_at"));
                 });
     }
 
@@ -228,7 +230,8 @@ public class TransferRepository {
 
     /** A claimed transfer: what the worker needs to send it, and the version that fences its final write. */
     public record Claim(UUID id, long version, String providerReference, long amount, String currency,
-                        String iban, String name, java.time.OffsetDateTime createdAt) {
+                        String iban, String name, java.time.OffsetDateTime createdAt,
+                        java.time.OffsetDateTime leaseExpiresAt) {
     }
 
     /** A reconciling transfer taken for a lookup, with the version its outcome must be fenced against. */

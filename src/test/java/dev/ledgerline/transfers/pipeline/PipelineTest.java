@@ -123,6 +123,17 @@ class PipelineTest {
         }
     }
 
+    @Test
+    void theProviderRefusesASendThatArrivesAfterItsDeadline() {
+        String reference = "ll_" + java.util.UUID.randomUUID().toString().replace("-", "");
+        String late = java.time.OffsetDateTime.now().minusSeconds(1).toString();
+        io.restassured.RestAssured.given().contentType("application/json").header("Idempotency-Key", reference)
+                .header("Ledgerline-Not-After", late)
+                .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
+                .post("/sandbox/provider/payments").then().statusCode(412);
+        assertEquals(0, Sandbox.executions(reference), "a late send never executes");
+    }
+
     static List<String> history(String id) {
         return Db.query("SELECT to_status FROM transfer_events WHERE transfer_id = ?::uuid ORDER BY version", id)
                 .stream().map(r -> (String) r.get("to_status")).toList();

@@ -1,0 +1,186 @@
+package dev.ledgerline.transfers.faults;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Mobile-like clients against the instances, bounded in requests and time, only to 127.0.0.1. Each client
+ * makes one transfer intent after another: it gives up waiting after a random timeout, resends the same
+ * key to a different instance when it got no answer or a 409, sometimes resends a changed body under the
+ * same key (a user who edited the amount), sometimes replays a finished request, and sometimes just walks
+ * away with the outcome unknown. Every request goes into the {@link History}.
+ */
+final class LoadDriver {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String IBAN = "DE89370400440532013000";
+
+    private final List<ServiceInstance> instances;
+    private final Map<String, String> tokens;
+    private final History history = new History();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(300))
+            .version(HttpClient.Version.HTTP_1_1).build();
+    private final AtomicInteger sent = new AtomicInteger();
+    private final int maxRequests;
+    private volatile long deadline;
+
+    LoadDriver(List<ServiceInstance> instances, Map<String, String> tokensByPrincipal, int maxRequests) {
+        this.instances = instances;
+        this.tokens = tokensByPrincipal;
+        this.maxRequests = maxRequests;
+    }
+
+    History history() {
+        return history;
+    }
+
+    /** Runs {@code clients} clients until {@code duration} has passed or the request budget is spent. */
+    ExecutorService start(int clients, Duration duration) {
+        deadline = System.nanoTime() + duration.toNanos();
+        ExecutorService pool = Executors.newFixedThreadPool(clients, r -> {
+            Thread t = new Thread(r, "load-client");
+            t.setDaemon(true);
+            return t;
+        });
+        List<String> principals = List.copyOf(tokens.keySet());
+        for (int i = 0; i < clients; i++) {
+            String principal = principals.get(i % principals.size());
+            pool.submit(() -> client(principal));
+        }
+        pool.shutdown();
+        return pool;
+    }
+
+    static void awaitEnd(ExecutorService pool, Duration within) throws InterruptedException {
+        if (!pool.awaitTermination(within.toMillis(), TimeUnit.MILLISECONDS)) {
+            pool.shutdownNow();
+            throw new IllegalStateException("load driver did not stop within " + within);
+        }
+    }
+
+    private boolean budgetLeft() {
+        return System.nanoTime() < deadline && sent.get() < maxRequests;
+    }
+
+    private void client(String principal) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        try {
+            while (budgetLeft()) {
+                intent(principal, random);
+                Thread.sleep(random.nextInt(20, 80));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            e.printStackTrace();
+        }
+    }
+
+    /** One transfer intent: first send, then the retries a mobile client makes. */
+    private void intent(String principal, ThreadLocalRandom random) throws InterruptedException {
+        String key = UUID.randomUUID().toString();
+        long amount = random.nextLong(1, 100_000);
+        int instance = random.nextInt(instances.size());
+        for (int attempt = 0; attempt < 8 && budgetLeft(); attempt++) {
+            History.Request r = send(principal, key, amount, instance, random);
+            switch (r.outcome()) {
+                case CREATED, REPLAYED -> {
+                    double p = random.nextDouble();
+                    if (p < 0.15) { // the app did not notice the answer and sends again, elsewhere
+                        send(principal, key, amount, other(instance, random), random);
+                    } else if (p < 0.25) { // same key, edited amount: must be refused
+                        send(principal, key, amount + 1, other(instance, random), random);
+                    }
+                    return;
+                }
+                case REUSED_422, REJECTED_4XX -> {
+                    return;
+                }
+                case IN_USE_409 -> Thread.sleep(random.nextInt(100, 400));
+                case UNKNOWN -> {
+                    if (random.nextDouble() < 0.1) {
+                        return; // the user gave up: this intent's outcome stays unknown
+                    }
+                    if (random.nextDouble() < 0.15) {
+                        amount = amount + 1; // the user edited the amount before retrying
+                    }
+                    Thread.sleep(random.nextInt(50, 300));
+                }
+            }
+            instance = other(instance, random);
+        }
+    }
+
+    private int other(int instance, ThreadLocalRandom random) {
+        return (instance + 1 + random.nextInt(instances.size() - 1)) % instances.size();
+    }
+
+    private History.Request send(String principal, String key, long amount, int instanceIndex, ThreadLocalRandom random) {
+        sent.incrementAndGet();
+        ServiceInstance instance = instances.get(instanceIndex);
+        // most clients wait a while; some give up quickly, as a phone on a bad network does
+        Duration timeout = random.nextDouble() < 0.7 ? Duration.ofMillis(random.nextInt(1500, 4000))
+                : Duration.ofMillis(random.nextInt(20, 400));
+        String body = """
+                {"amount": %d, "currency": "EUR", "destination": {"iban": "%s", "name": "Ada Lovelace"}, "description": "fault suite"}"""
+                .formatted(amount, IBAN);
+        HttpRequest request = HttpRequest.newBuilder(URI.create(instance.url() + "/v1/transfers"))
+                .timeout(timeout)
+                .header("Authorization", "Bearer " + tokens.get(principal))
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        long started = System.nanoTime();
+        History.Outcome outcome;
+        int status = -1;
+        String transferId = null;
+        String note = null;
+        try {
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            status = response.statusCode();
+            if (status == 201) {
+                JsonNode json = JSON.readTree(response.body());
+                transferId = json.path("id").asText(null);
+                boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
+                outcome = replayed ? History.Outcome.REPLAYED : History.Outcome.CREATED;
+                if (json.path("amount").asLong() != amount) {
+                    note = "201 body amount " + json.path("amount").asLong();
+                }
+            } else if (status == 422) {
+                outcome = History.Outcome.REUSED_422;
+            } else if (status == 409) {
+                outcome = History.Outcome.IN_USE_409;
+            } else if (status >= 500) {
+                outcome = History.Outcome.UNKNOWN; // 503: nothing committed, or a commit the client cannot see
+            } else {
+                outcome = History.Outcome.REJECTED_4XX;
+                note = response.body();
+            }
+        } catch (java.io.IOException e) {
+            outcome = History.Outcome.UNKNOWN;
+            note = e.getClass().getSimpleName();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            outcome = History.Outcome.UNKNOWN;
+        }
+        History.Request r = new History.Request(principal, key, amount, instance.id, started, System.nanoTime(),
+                outcome, status, transferId, note);
+        history.add(r);
+        return r;
+    }
+}

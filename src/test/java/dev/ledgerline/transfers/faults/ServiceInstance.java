@@ -1,0 +1,173 @@
+package dev.ledgerline.transfers.faults;
+
+import dev.ledgerline.transfers.local.Signals;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One JVM running the packaged service (prod profile) on its own port, with its own instance id. The
+ * suite kills (SIGKILL), pauses (SIGSTOP) and restarts it; its output is appended to one log file across
+ * restarts, so its stale-write lines survive a SIGKILL even though its metrics do not.
+ */
+final class ServiceInstance implements AutoCloseable {
+
+    static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
+
+    final String id;
+    final int port;
+    final Path log;
+    private final Map<String, String> env;
+    private final List<String> systemProperties;
+    private volatile Process process;
+    private volatile boolean paused;
+    /** Stale writes counted by incarnations that are gone (their last scrape). */
+    private long fencedByEarlierIncarnations;
+    private long lastScrape;
+
+    ServiceInstance(String id, int port, Path log, Map<String, String> env, List<String> systemProperties) {
+        this.id = id;
+        this.port = port;
+        this.log = log;
+        this.env = env;
+        this.systemProperties = systemProperties;
+    }
+
+    String url() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    synchronized void start() throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"));
+        command.addAll(systemProperties);
+        command.addAll(List.of("-jar", JAR.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
+        builder.environment().putAll(env);
+        builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        builder.environment().put("LEDGERLINE_INSTANCE_ID", id);
+        process = builder.start();
+        paused = false;
+        lastScrape = 0;
+    }
+
+    /** Polls readiness until the deadline; fails early if the process died. */
+    void awaitReady(Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(id + " exited with " + process.exitValue() + "; see " + log);
+            }
+            try {
+                HttpResponse<Void> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/health/ready"))
+                        .timeout(Duration.ofSeconds(1)).build(), HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException(id + " was not ready within " + within + "; see " + log);
+    }
+
+    /** SIGKILL, as a crash: whatever it was doing is cut off, and its in-memory counters are lost. */
+    synchronized void kill() throws InterruptedException {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            fencedByEarlierIncarnations += lastScrape;
+            lastScrape = 0;
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        paused = false;
+    }
+
+    void pause() throws IOException {
+        Signals.send("STOP", process.pid());
+        paused = true;
+    }
+
+    void resume() throws IOException {
+        Signals.send("CONT", process.pid());
+        paused = false;
+    }
+
+    boolean isAlive() {
+        Process p = process;
+        return p != null && p.isAlive();
+    }
+
+    /**
+     * Stale (fenced) writes this instance counted, across its incarnations: the Prometheus counter
+     * {@code ledgerline_fence_stale_total}, plus what killed incarnations had shown at their last scrape.
+     */
+    synchronized long fencedWrites() {
+        if (isAlive() && !paused) {
+            try {
+                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/metrics"))
+                        .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
+                long total = 0;
+                for (String line : r.body().split("\n")) {
+                    if (line.startsWith("ledgerline_fence_stale_total")) {
+                        total += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    }
+                }
+                lastScrape = total;
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                // keep the last scrape
+            }
+        }
+        return fencedByEarlierIncarnations + lastScrape;
+    }
+
+    /** Stale-write log lines so far (they survive a SIGKILL). */
+    long fencedLogLines() throws IOException {
+        if (!Files.exists(log)) {
+            return 0;
+        }
+        try (var lines = Files.lines(log)) {
+            return lines.filter(l -> l.contains("step=fence stale worker") || l.contains("but the row moved on (stale)")).count();
+        }
+    }
+
+    /** Resumes and stops the process; never leaves a stopped or running JVM behind. */
+    @Override
+    public synchronized void close() {
+        Process p = process;
+        if (p == null) {
+            return;
+        }
+        try {
+            if (paused) {
+                Signals.send("CONT", p.pid());
+            }
+        } catch (IOException ignored) {
+            // it is killed below anyway
+        }
+        p.destroy();
+        try {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -24,6 +24,51 @@ public interface LedgerlineConfig {
 
     Sandbox sandbox();
 
+    RateLimit rateLimit();
+
+    /**
+     * Per-principal request rates (token buckets). The buckets live in Redis so that every instance
+     * draws from the same one; while Redis cannot answer, each instance keeps its own bucket with the
+     * same rate, so the limit loosens by at most the number of instances and never disappears.
+     */
+    interface RateLimit {
+        /** Switches the limiter off entirely (for load tests); on by default. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** {@code POST /v1/transfers}: creating transfers. */
+        Writes writes();
+
+        /** {@code GET /v1/transfers/**}: reading transfers, their history and the operations listing. */
+        Reads reads();
+
+        /** Principals whose in-memory fallback buckets this instance keeps at most; the idlest are dropped first. */
+        @WithDefault("100000")
+        int maxLocalBuckets();
+    }
+
+    /** The write bucket: refills at {@code per-second} up to {@code burst} requests. */
+    interface Writes {
+        /** Sustained transfers one principal may create per second (fractions allowed, e.g. 0.5). */
+        @WithDefault("20")
+        double perSecond();
+
+        /** Transfers one principal may create at once after being idle: the bucket's size. */
+        @WithDefault("40")
+        int burst();
+    }
+
+    /** The read bucket: refills at {@code per-second} up to {@code burst} requests. */
+    interface Reads {
+        /** Sustained reads one principal may make per second (fractions allowed). */
+        @WithDefault("100")
+        double perSecond();
+
+        /** Reads one principal may make at once after being idle: the bucket's size. */
+        @WithDefault("200")
+        int burst();
+    }
+
     interface Sandbox {
         /** Builds the sandbox provider into the application (a build-time switch: on in dev and test, off in prod). */
         @WithDefault("false")

@@ -96,6 +96,13 @@ public interface LedgerlineConfig {
         @WithDefault("16384")
         int maxBodyBytes();
 
+        /**
+         * Longest time a client may take to send a request body once its headers are in; the connection is
+         * closed after it. Vert.x's idle timeout alone never fires for a client that trickles a byte now and then.
+         */
+        @WithDefault("PT10S")
+        Duration bodyTimeout();
+
         /** Requests that may wait at once on this instance ({@code Prefer: wait}); beyond it they answer at once. */
         @WithDefault("10000")
         int maxWaitingRequests();

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
+import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferChanges;
 import dev.ledgerline.transfers.transfer.TransferRepository;
@@ -51,10 +52,12 @@ public class TransferResource {
     private final Dispatcher dispatcher;
     private final JsonWebToken jwt;
     private final MeterRegistry metrics;
+    private final RateLimiter limiter;
 
     public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
                             Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics, TransferChanges changes,
-                            LedgerlineConfig config) {
+                            LedgerlineConfig config, RateLimiter limiter) {
+        this.limiter = limiter;
         this.changes = changes;
         this.limits = config.transfers();
         this.idempotency = idempotency;
@@ -71,6 +74,13 @@ public class TransferResource {
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
                                 String body) {
         String principal = principal();
+        // first, before the body is even parsed: a flood of invalid requests costs its sender tokens too
+        return limiter.admit(principal, RateLimiter.Kind.WRITE)
+                .onFailure().invoke(e -> outcome("rate_limited"))
+                .chain(() -> accept(principal, idempotencyKey, prefer, body));
+    }
+
+    private Uni<Response> accept(String principal, String idempotencyKey, String prefer, String body) {
         IdempotencyKey key;
         TransferRequest request;
         try {
@@ -124,7 +134,7 @@ public class TransferResource {
     @RolesAllowed({READ, READ_ALL})
     public Uni<Response> get(@PathParam("id") String id, @HeaderParam("If-None-Match") String ifNoneMatch,
                              @HeaderParam("Prefer") String prefer) {
-        return visible(id).flatMap(t -> {
+        return admitRead().chain(() -> visible(id)).flatMap(t -> {
             Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
             if (wait.isEmpty()) {
                 return Uni.createFrom().item(current(t, ifNoneMatch, null));
@@ -186,6 +196,10 @@ public class TransferResource {
     @RolesAllowed(READ_ALL)
     public Uni<TransferPage> list(@QueryParam("status") String status, @QueryParam("olderThan") String olderThan,
                                   @QueryParam("limit") String limit, @QueryParam("after") String after) {
+        return admitRead().chain(() -> page(status, olderThan, limit, after));
+    }
+
+    private Uni<TransferPage> page(String status, String olderThan, String limit, String after) {
         ListQuery query = ListQuery.parse(status, olderThan, limit, after, limits.maxPageSize());
         return transfers.list(query.status(), query.olderThan(), query.afterUpdatedAt(), query.afterId(), query.limit() + 1)
                 .map(rows -> {
@@ -200,7 +214,11 @@ public class TransferResource {
     @Path("/{id}/events")
     @RolesAllowed({READ, READ_ALL})
     public Uni<TransferEventsView> events(@PathParam("id") String id) {
-        return visible(id).flatMap(t -> transfers.events(t.id()).map(events -> TransferEventsView.of(t.id(), events)));
+        return admitRead().chain(() -> visible(id)).flatMap(t -> transfers.events(t.id()).map(events -> TransferEventsView.of(t.id(), events)));
+    }
+
+    private Uni<Void> admitRead() {
+        return limiter.admit(principal(), RateLimiter.Kind.READ);
     }
 
     /** The caller's transfer, or 404 — also for another principal's transfer and for ids that are not UUIDs. */

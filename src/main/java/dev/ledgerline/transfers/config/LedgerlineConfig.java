@@ -35,6 +35,51 @@ public interface LedgerlineConfig {
         boolean enabled();
     }
 
+    RateLimit rateLimit();
+
+    /**
+     * Per-principal request rates (token buckets). The buckets live in Redis so that every instance
+     * draws from the same one; while Redis cannot answer, each instance keeps its own bucket with the
+     * same rate, so the limit loosens by at most the number of instances and never disappears.
+     */
+    interface RateLimit {
+        /** Switches the limiter off entirely (for load tests); on by default. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** {@code POST /v1/transfers}: creating transfers. */
+        Writes writes();
+
+        /** {@code GET /v1/transfers/**}: reading transfers, their history and the operations listing. */
+        Reads reads();
+
+        /** Principals whose in-memory fallback buckets this instance keeps at most; the idlest are dropped first. */
+        @WithDefault("100000")
+        int maxLocalBuckets();
+    }
+
+    /** The write bucket: refills at {@code per-second} up to {@code burst} requests. */
+    interface Writes {
+        /** Sustained transfers one principal may create per second (fractions allowed, e.g. 0.5). */
+        @WithDefault("20")
+        double perSecond();
+
+        /** Transfers one principal may create at once after being idle: the bucket's size. */
+        @WithDefault("40")
+        int burst();
+    }
+
+    /** The read bucket: refills at {@code per-second} up to {@code burst} requests. */
+    interface Reads {
+        /** Sustained reads one principal may make per second (fractions allowed). */
+        @WithDefault("100")
+        double perSecond();
+
+        /** Reads one principal may make at once after being idle: the bucket's size. */
+        @WithDefault("200")
+        int burst();
+    }
+
     interface Sandbox {
         /** Builds the sandbox provider into the application (a build-time switch: on in dev and test, off in prod). */
         @WithDefault("false")
@@ -61,6 +106,13 @@ public interface LedgerlineConfig {
         /** Largest request body, in bytes; larger bodies get 413. */
         @WithDefault("16384")
         int maxBodyBytes();
+
+        /**
+         * Longest time a client may take to send a request body once its headers are in; the connection is
+         * closed after it. Vert.x's idle timeout alone never fires for a client that trickles a byte now and then.
+         */
+        @WithDefault("PT10S")
+        Duration bodyTimeout();
 
         /** Requests that may wait at once on this instance ({@code Prefer: wait}); beyond it they answer at once. */
         @WithDefault("10000")

@@ -40,6 +40,12 @@ public class StartupChecks {
                     + "ledgerline.provider.timeout-ms (" + timeout + ") plus ledgerline.pipeline.margin ("
                     + config.pipeline().margin() + "), or a send could still execute after its lease expired.");
         }
+        LedgerlineConfig.RateLimit rates = config.rateLimit();
+        if (!(rates.writes().perSecond() > 0) || rates.writes().burst() < 1
+                || !(rates.reads().perSecond() > 0) || rates.reads().burst() < 1) {
+            problems.add("ledgerline.rate-limit.writes/reads need per-second above 0 and burst of at least 1 (to turn "
+                    + "the limiter off, set ledgerline.rate-limit.enabled=false instead).");
+        }
         if (mode == LaunchMode.NORMAL) {
             String location = raw.getOptionalValue("mp.jwt.verify.publickey.location", String.class).orElse("");
             String inline = raw.getOptionalValue("mp.jwt.verify.publickey", String.class).orElse("");

@@ -169,6 +169,14 @@ class ContractDriftTest {
         as(readOnly).get("/v1/transfers").then().statusCode(403);
         as(ops).accept("text/plain").get("/v1/transfers").then().statusCode(406);
 
+        // each operation once its caller's budget is used up (fresh principals, so no other test's budget counts)
+        String hasty = Api.writer("drift-hasty-" + UUID.randomUUID());
+        untilRateLimited(() -> Api.post(hasty, newKey(), body(1)).statusCode());
+        String curious = Api.token("drift-curious-" + UUID.randomUUID(), List.of("transfers.read", "transfers.read.all"));
+        untilRateLimited(() -> Api.get(curious, id).statusCode());
+        as(curious).get("/v1/transfers/" + id + "/events").then().statusCode(429).header("Retry-After", org.hamcrest.Matchers.notNullValue());
+        as(curious).get("/v1/transfers").then().statusCode(429);
+
         // every operation without its database
         LocalPostgres pg = TestStack.current().postgres();
         pg.stop();
@@ -186,6 +194,16 @@ class ContractDriftTest {
         neverGiven.removeAll(ContractValidation.observations());
         assertEquals(Set.of(), neverGiven, "documented answers the service was not seen to give (observed: "
                 + new TreeSet<>(ContractValidation.observations()) + ")");
+    }
+
+    /** Repeats {@code request} until it is answered 429 (bounded: the default bursts are 40 writes and 200 reads). */
+    private static void untilRateLimited(java.util.function.IntSupplier request) {
+        for (int i = 0; i < 1000; i++) {
+            if (request.getAsInt() == 429) {
+                return;
+            }
+        }
+        throw new AssertionError("no 429 after 1000 requests");
     }
 
     /** Runs {@code request} with a fresh key that a first request of {@code principal} seems to be still working on. */

@@ -17,9 +17,12 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import static io.restassured.RestAssured.given;
@@ -91,6 +94,12 @@ class PackagedJarIT {
             given().contentType("application/json").body("{\"subject\":\"x\",\"groups\":[\"transfers.write\"]}")
                     .post("/dev/tokens").then().statusCode(404);
             given().get("/sandbox/provider/stats").then().statusCode(404);
+            given().get("/sandbox/provider/payments/ll_any").then().statusCode(404);
+            given().contentType("application/json").header("Idempotency-Key", "x").body("{}")
+                    .post("/sandbox/provider/payments").then().statusCode(404);
+            given().contentType("application/json").body("{\"idempotent\": false}")
+                    .put("/sandbox/provider/faults").then().statusCode(404);
+            given().delete("/sandbox/provider/faults").then().statusCode(404);
 
             String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
                     .subject("operator-test").groups(Set.of("transfers.write", "transfers.read")).sign(issuer.getPrivate());
@@ -98,13 +107,55 @@ class PackagedJarIT {
                     .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
                     .post("/v1/transfers").then().statusCode(201).extract().path("id");
             given().auth().oauth2(token).get("/v1/transfers/" + id).then().statusCode(200).body("id", equalTo(id));
-            given().get("/q/openapi").then().statusCode(200);
+            given().get("/q/openapi").then().statusCode(200).body(org.hamcrest.Matchers.containsString("/v1/transfers"));
             given().get("/q/swagger-ui/").then().statusCode(200);
         } finally {
             service.destroy();
             service.waitFor(20, TimeUnit.SECONDS);
             RestAssured.reset();
         }
+    }
+
+    /**
+     * Issue 9's "429 across two instances sharing Redis": two packaged services, one Redis, one principal
+     * with a bucket of 4. Two requests through each instance empty it; the fifth is refused by whichever
+     * instance gets it — although neither instance has seen more than 2 requests, so each alone (or a
+     * per-instance limiter) would have let it through. The state that refuses it can only be the shared one.
+     */
+    @Test
+    void twoInstancesSharingRedisShareOneBucketPerPrincipal() throws Exception {
+        Map<String, String> envA = env(free(), publicKey.toString());
+        Map<String, String> envB = env(free(), publicKey.toString());
+        for (Map<String, String> env : List.of(envA, envB)) {
+            env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "0.01");
+            env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "4");
+        }
+        try (PackagedService a = PackagedService.start(envA, Path.of("target/packaged-jar-it-a.log"));
+             PackagedService b = PackagedService.start(envB, Path.of("target/packaged-jar-it-b.log"))) {
+            String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
+                    .subject("two-instances-" + UUID.randomUUID()).groups(Set.of("transfers.write", "transfers.read"))
+                    .sign(issuer.getPrivate());
+            List<Integer> statuses = new ArrayList<>();
+            for (PackagedService instance : List.of(a, b, a, b)) {
+                statuses.add(post(instance, token).statusCode());
+            }
+            assertEquals(List.of(201, 201, 201, 201), statuses, "the bucket of 4 serves 2 + 2");
+            for (PackagedService instance : List.of(a, b)) {
+                io.restassured.response.Response refused = post(instance, token);
+                refused.then().statusCode(429).contentType("application/problem+json")
+                        .header("Retry-After", org.hamcrest.Matchers.notNullValue())
+                        .body("type", equalTo("https://ledgerline.dev/problems/rate-limited"));
+                System.out.printf("PackagedJarIT: instance :%d answered %d with Retry-After %s after 2 + 2 requests%n",
+                        instance.port, refused.statusCode(), refused.header("Retry-After"));
+            }
+        }
+    }
+
+    private static io.restassured.response.Response post(PackagedService instance, String token) {
+        return given().port(instance.port).auth().oauth2(token).contentType("application/json")
+                .header("Idempotency-Key", UUID.randomUUID().toString())
+                .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
+                .post("/v1/transfers");
     }
 
     private static Map<String, String> env(int port, String publicKeyLocation) {
@@ -138,7 +189,7 @@ class PackagedJarIT {
     private static Process start(Map<String, String> env, Path log) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT"));
+        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
         builder.environment().putAll(env);
         return builder.start();
     }

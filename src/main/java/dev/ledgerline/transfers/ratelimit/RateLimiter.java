@@ -1,0 +1,143 @@
+package dev.ledgerline.transfers.ratelimit;
+
+import dev.ledgerline.transfers.api.ProblemException;
+import dev.ledgerline.transfers.api.ProblemType;
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.idempotency.Fingerprint;
+import dev.ledgerline.transfers.redis.RedisCommands;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.redis.client.Response;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.util.Map;
+
+/**
+ * Per-principal token buckets, shared by every instance through Redis: one {@code EVAL} per request
+ * refills and takes a token atomically, on Redis's own clock (so instances' clocks do not matter).
+ * When Redis cannot answer — down, paused, breaker open — the same bucket is kept in this instance's
+ * memory instead: the limit then applies per instance, it never becomes "unlimited" and never an
+ * error for the client. Called first in the resource methods, after authentication and authorisation,
+ * so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
+ */
+@ApplicationScoped
+public class RateLimiter {
+
+    private static final Logger LOG = Logger.getLogger(RateLimiter.class);
+
+    /** What a request spends a token on; each kind is a separate bucket with its own rate. */
+    public enum Kind {
+        WRITE("w"), READ("r");
+
+        final String tag;
+
+        Kind(String tag) {
+            this.tag = tag;
+        }
+    }
+
+    /**
+     * Token bucket. KEYS[1] the bucket; ARGV rate (tokens/s), burst. State: tokens left and the time
+     * (µs, Redis's clock) they were counted. Answers {1, 0} when a token was taken, or {0, µs until one
+     * is available}. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts.
+     */
+    static final String TAKE = """
+            redis.replicate_commands()
+            local rate = tonumber(ARGV[1])
+            local burst = tonumber(ARGV[2])
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+            local tokens = tonumber(state[1])
+            local at = tonumber(state[2])
+            if tokens == nil or at == nil then
+              tokens = burst
+              at = now
+            end
+            if now > at then
+              tokens = math.min(burst, tokens + (now - at) * rate / 1000000)
+              at = now
+            end
+            local allowed = 0
+            local wait = 0
+            if tokens >= 1 then
+              tokens = tokens - 1
+              allowed = 1
+            else
+              wait = math.ceil((1 - tokens) * 1000000 / rate)
+            end
+            redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
+            redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+            return {allowed, wait}""";
+
+    private final RedisCommands redis;
+    private final LocalBuckets local;
+    private final MeterRegistry metrics;
+    private final boolean enabled;
+    private final double writeRate;
+    private final int writeBurst;
+    private final double readRate;
+    private final int readBurst;
+
+    public RateLimiter(RedisCommands redis, LedgerlineConfig config, MeterRegistry metrics) {
+        LedgerlineConfig.RateLimit limits = config.rateLimit();
+        this.redis = redis;
+        this.metrics = metrics;
+        this.enabled = limits.enabled();
+        this.writeRate = limits.writes().perSecond();
+        this.writeBurst = limits.writes().burst();
+        this.readRate = limits.reads().perSecond();
+        this.readBurst = limits.reads().burst();
+        this.local = new LocalBuckets(limits.maxLocalBuckets());
+    }
+
+    /** Completes when the principal may go on; fails with a 429 {@code rate-limited} problem otherwise. */
+    public Uni<Void> admit(String principal, Kind kind) {
+        if (!enabled) {
+            return Uni.createFrom().voidItem();
+        }
+        double rate = kind == Kind.WRITE ? writeRate : readRate;
+        int burst = kind == Kind.WRITE ? writeBurst : readBurst;
+        return redis.execute("EVAL", TAKE, "1", redisKey(principal, kind), Double.toString(rate), Integer.toString(burst))
+                .map(RateLimiter::waitMicros)
+                .invoke(wait -> count(kind, "redis", wait))
+                .onFailure().recoverWithItem(e -> {
+                    LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
+                    long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
+                    count(kind, "local", wait);
+                    return wait;
+                })
+                .map(wait -> {
+                    if (wait > 0) {
+                        throw limited(wait);
+                    }
+                    return null;
+                });
+    }
+
+    /** Redis key of a principal's bucket: hashed, so client input never shapes the key space. */
+    static String redisKey(String principal, Kind kind) {
+        return "rl:v1:" + kind.tag + ":" + Fingerprint.sha256(principal.length() + ":" + principal);
+    }
+
+    private static long waitMicros(Response r) {
+        if (r == null || r.size() < 2) {
+            throw new IllegalStateException("unexpected answer from the rate-limit script: " + r);
+        }
+        return r.get(0).toLong() == 1L ? 0L : Math.max(1L, r.get(1).toLong());
+    }
+
+    private static ProblemException limited(long waitMicros) {
+        long seconds = Math.max(1L, (waitMicros + 999_999L) / 1_000_000L);
+        String retryAfter = Long.toString(seconds);
+        return new ProblemException(ProblemType.RATE_LIMITED,
+                "Too many requests for this principal; retry after " + retryAfter + " s.",
+                null, Map.of("Retry-After", retryAfter));
+    }
+
+    private void count(Kind kind, String store, long wait) {
+        metrics.counter("ledgerline.rate.limit", "kind", kind.name().toLowerCase(), "store", store,
+                "result", wait > 0 ? "limited" : "allowed").increment();
+    }
+}

@@ -1,0 +1,100 @@
+package dev.ledgerline.transfers.packaged;
+
+import dev.ledgerline.transfers.local.LocalPostgres;
+import dev.ledgerline.transfers.local.LocalStack;
+import io.restassured.RestAssured;
+import org.awaitility.Awaitility;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One run of the packaged jar in the prod profile against a local stack, with its own issuer key pair —
+ * for the ITs that need a whole running service rather than {@code @QuarkusTest} (two instances sharing
+ * Redis; jqwik properties, which run on their own engine outside Quarkus's Jupiter extension).
+ */
+final class PackagedService implements AutoCloseable {
+
+    static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
+
+    final int port;
+    private final Process process;
+
+    private PackagedService(int port, Process process) {
+        this.port = port;
+        this.process = process;
+    }
+
+    /** A fresh RSA key pair standing in for the real token issuer, and its public key as a PEM file. */
+    static KeyPair issuer() throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        return generator.generateKeyPair();
+    }
+
+    static Path publicKeyFile(KeyPair issuer) throws IOException {
+        Path file = Files.createTempFile("issuer", ".pem");
+        Files.writeString(file, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        return file;
+    }
+
+    static Map<String, String> env(LocalStack stack, int port, Path publicKey) {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
+        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
+        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
+        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", "http://127.0.0.1:9/nowhere");
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
+        return env;
+    }
+
+    /** Starts the jar with exactly this environment (plus the machine's, minus its Quarkus/JWT settings) and waits until it is live. */
+    static PackagedService start(Map<String, String> env, Path log) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        int port = Integer.parseInt(env.get("QUARKUS_HTTP_PORT"));
+        PackagedService service = new PackagedService(port, process);
+        try {
+            Awaitility.await("the packaged service on :" + port + " answers").atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .failFast("the service exited; see " + log, () -> !process.isAlive())
+                    .until(() -> RestAssured.given().port(port).get("/q/health/live").statusCode() == 200);
+        } catch (RuntimeException e) {
+            service.close();
+            throw e;
+        }
+        return service;
+    }
+
+    static int free() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

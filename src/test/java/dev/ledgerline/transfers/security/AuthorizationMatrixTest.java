@@ -1,0 +1,137 @@
+package dev.ledgerline.transfers.security;
+
+import dev.ledgerline.transfers.support.Api;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Every endpoint of the test build × every kind of caller, with the status each must get (OWASP API1
+ * broken object level authorization, API2 broken authentication, API5 broken function level
+ * authorization). Object reads of another principal are 404, never 403, so ids cannot be probed.
+ * {@code /dev/tokens} and {@code /sandbox/provider/*} exist only in dev and test builds and are open there
+ * by design (the sandbox stands in for an external provider); PackagedJarIT proves the prod jar has neither.
+ */
+@QuarkusTest
+class AuthorizationMatrixTest {
+
+    /** Who calls. */
+    enum Caller {
+        NO_TOKEN(null, List.of()),
+        WRONG_GROUP(null, List.of()),
+        OTHER_PRINCIPAL("matrix-mallory", List.of("transfers.write", "transfers.read")),
+        OWNER("matrix-alice", List.of("transfers.write", "transfers.read")),
+        READ_ALL("matrix-ops", List.of("transfers.read.all"));
+
+        final String subject;
+        final List<String> groups;
+
+        Caller(String subject, List<String> groups) {
+            this.subject = subject;
+            this.groups = groups;
+        }
+    }
+
+    /** One operation: how to call it, and which token counts as "the wrong group" for it. */
+    record Operation(String name, List<String> wrongGroups, BiFunction<RequestSpecification, String, Response> call) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    private static final List<String> READ_ONLY = List.of("transfers.read");
+    private static final List<String> WRITE_ONLY = List.of("transfers.write");
+
+    static final Operation CREATE = new Operation("POST /v1/transfers", READ_ONLY, (spec, id) -> spec
+            .contentType(ContentType.JSON).header("Idempotency-Key", Api.newKey()).body(Api.body(42)).post("/v1/transfers"));
+    static final Operation READ = new Operation("GET /v1/transfers/{id}", WRITE_ONLY,
+            (spec, id) -> spec.get("/v1/transfers/" + id));
+    static final Operation EVENTS = new Operation("GET /v1/transfers/{id}/events", WRITE_ONLY,
+            (spec, id) -> spec.get("/v1/transfers/" + id + "/events"));
+    static final Operation LIST = new Operation("GET /v1/transfers", READ_ONLY,
+            (spec, id) -> spec.get("/v1/transfers?status=pending&limit=1"));
+    static final Operation DEV_TOKENS = new Operation("POST /dev/tokens (test build only)", READ_ONLY, (spec, id) -> spec
+            .contentType(ContentType.JSON).body(Map.of("subject", "someone", "groups", List.of("transfers.read"))).post("/dev/tokens"));
+    static final Operation SANDBOX_STATS = new Operation("GET /sandbox/provider/stats (test build only)", READ_ONLY,
+            (spec, id) -> spec.get("/sandbox/provider/stats"));
+    static final Operation SANDBOX_LOOKUP = new Operation("GET /sandbox/provider/payments/{ref} (test build only)", READ_ONLY,
+            (spec, id) -> spec.get("/sandbox/provider/payments/ll_unknown"));
+
+    static Stream<Arguments> matrix() {
+        return Stream.of(
+                row(CREATE, Caller.NO_TOKEN, 401),
+                row(CREATE, Caller.WRONG_GROUP, 403),
+                row(CREATE, Caller.READ_ALL, 403),
+                row(CREATE, Caller.OWNER, 201),
+
+                row(READ, Caller.NO_TOKEN, 401),
+                row(READ, Caller.WRONG_GROUP, 403),
+                row(READ, Caller.OTHER_PRINCIPAL, 404),
+                row(READ, Caller.OWNER, 200),
+                row(READ, Caller.READ_ALL, 200),
+
+                row(EVENTS, Caller.NO_TOKEN, 401),
+                row(EVENTS, Caller.WRONG_GROUP, 403),
+                row(EVENTS, Caller.OTHER_PRINCIPAL, 404),
+                row(EVENTS, Caller.OWNER, 200),
+                row(EVENTS, Caller.READ_ALL, 200),
+
+                row(LIST, Caller.NO_TOKEN, 401),
+                row(LIST, Caller.WRONG_GROUP, 403),
+                row(LIST, Caller.OWNER, 403), // reading one's own transfers is not the operations listing
+                row(LIST, Caller.READ_ALL, 200),
+
+                // open in the test build on purpose (and absent from prod: PackagedJarIT)
+                row(DEV_TOKENS, Caller.NO_TOKEN, 200),
+                row(SANDBOX_STATS, Caller.NO_TOKEN, 200),
+                row(SANDBOX_LOOKUP, Caller.NO_TOKEN, 404));
+    }
+
+    private static Arguments row(Operation operation, Caller caller, int status) {
+        return Arguments.of(operation, caller, status);
+    }
+
+    /** alice's transfer, created once; every object read targets it. */
+    private static volatile String alicesTransfer;
+
+    @ParameterizedTest(name = "{0} as {1} -> {2}")
+    @MethodSource("matrix")
+    void everyOperationAnswersEveryCallerAsTheMatrixSays(Operation operation, Caller caller, int expected) {
+        if (alicesTransfer == null) {
+            alicesTransfer = Api.create(Api.token(Caller.OWNER.subject, Caller.OWNER.groups), 4200);
+        }
+        RequestSpecification spec = switch (caller) {
+            case NO_TOKEN -> given();
+            case WRONG_GROUP -> Api.as(Api.token("matrix-wrong-group", operation.wrongGroups()));
+            default -> Api.as(Api.token(caller.subject, caller.groups));
+        };
+        Response response = operation.call().apply(spec, alicesTransfer);
+        assertEquals(expected, response.statusCode(), operation + " as " + caller + ": " + response.asString());
+        if (expected >= 400 && operation.name().contains("/v1/")) {
+            assertEquals("application/problem+json", response.contentType().split(";")[0], response.asString());
+        }
+        if (expected == 401) {
+            assertEquals("Bearer", response.header("WWW-Authenticate"));
+        }
+        if (caller == Caller.OTHER_PRINCIPAL) {
+            // indistinguishable from an id that does not exist
+            Response missing = operation.call().apply(Api.as(Api.token(caller.subject, caller.groups)), UUID.randomUUID().toString());
+            assertEquals(missing.statusCode(), response.statusCode());
+            assertEquals(missing.jsonPath().getString("detail"), response.jsonPath().getString("detail"));
+        }
+    }
+}

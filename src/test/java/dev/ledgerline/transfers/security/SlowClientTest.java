@@ -1,0 +1,74 @@
+package dev.ledgerline.transfers.security;
+
+import dev.ledgerline.transfers.support.Api;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A slow-loris client (OWASP API4, unrestricted resource consumption): headers sent, then the body a
+ * byte at a time, never finishing. The idle timeout would never fire (bytes keep coming); the body
+ * deadline ({@code ledgerline.transfers.body-timeout}, 3 s in the test profile) closes the connection.
+ */
+@QuarkusTest
+class SlowClientTest {
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void aClientTricklingItsBodyIsDisconnectedAtTheBodyDeadline() throws Exception {
+        String token = Api.writer("slow-loris");
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+            socket.setSoTimeout(250);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            out.write(("POST /v1/transfers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + token
+                    + "\r\nContent-Type: application/json\r\nIdempotency-Key: slow-1\r\nContent-Length: 4000\r\n\r\n{")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long start = System.nanoTime();
+            boolean closed = false;
+            while (!closed && elapsedMs(start) < 15_000) {
+                try {
+                    out.write(' ');
+                    out.flush();
+                } catch (java.io.IOException reset) {
+                    closed = true;
+                    break;
+                }
+                try {
+                    // anything the server sends before closing (there should be nothing) is read past
+                    closed = drain(in);
+                } catch (SocketTimeoutException stillOpen) {
+                    // still open: trickle on
+                } catch (java.io.IOException reset) {
+                    closed = true;
+                }
+            }
+            long after = elapsedMs(start);
+            assertTrue(closed, "the connection should have been closed, still open after " + after + " ms");
+            assertTrue(after >= 2_500 && after < 6_000, "closed after " + after + " ms; the body deadline is 3000 ms");
+        }
+    }
+
+    /** true at end of stream */
+    private static boolean drain(InputStream in) throws java.io.IOException {
+        byte[] buffer = new byte[1024];
+        int n = in.read(buffer);
+        return n < 0;
+    }
+
+    private static long elapsedMs(long start) {
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+}

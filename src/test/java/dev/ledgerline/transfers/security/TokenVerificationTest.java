@@ -1,0 +1,137 @@
+package dev.ledgerline.transfers.security;
+
+import dev.ledgerline.transfers.support.Api;
+import io.quarkus.test.junit.QuarkusTest;
+import io.smallrye.jwt.algorithm.SignatureAlgorithm;
+import io.smallrye.jwt.build.Jwt;
+import io.smallrye.jwt.build.JwtClaimsBuilder;
+import org.junit.jupiter.api.Test;
+
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.PrivateKey;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.hamcrest.Matchers.equalTo;
+
+/**
+ * What a token must be to be accepted (OWASP API2, broken authentication): signed with RS256 by the
+ * configured key — {@code alg: none} and HS256 keyed with the public key (RS/HS confusion) are refused —
+ * with the configured issuer and audience, a subject, and not expired beyond the 30 s clock skew.
+ * An accepted token reading an unknown id gets 404; a refused one gets 401 before anything is looked up.
+ */
+@QuarkusTest
+class TokenVerificationTest {
+
+    private static final String ISSUER = "https://ledgerline.dev/dev-issuer";
+    private static final String AUDIENCE = "ledgerline-transfers";
+    private static final Set<String> GROUPS = Set.of("transfers.write", "transfers.read");
+
+    @Test
+    void aWellFormedTokenIsAcceptedAsTheControl() throws Exception {
+        accepted(Jwt.issuer(ISSUER).audience(AUDIENCE).subject("token-alice").groups(GROUPS).sign(devKey()));
+    }
+
+    @Test
+    void anUnsignedTokenWithAlgNoneIsRefused() {
+        long now = Instant.now().getEpochSecond();
+        String header = b64("{\"alg\":\"none\",\"typ\":\"JWT\"}");
+        String claims = b64(("{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"token-alice\",\"groups\":[\"transfers.read\"],"
+                + "\"iat\":%d,\"exp\":%d}").formatted(ISSUER, AUDIENCE, now, now + 600));
+        refused(header + "." + claims + ".");
+        refused(header + "." + claims);
+    }
+
+    @Test
+    void anHs256TokenKeyedWithThePublicKeyIsRefused() throws Exception {
+        byte[] pem = Files.readAllBytes(Path.of("src/dev/jwt/jwt-public.pem"));
+        byte[] der = Base64.getDecoder().decode(new String(pem, StandardCharsets.US_ASCII)
+                .replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", ""));
+        for (byte[] secret : new byte[][] {pem, der}) {
+            String confused = claims().jws().algorithm(SignatureAlgorithm.HS256).sign(new SecretKeySpec(secret, "HmacSHA256"));
+            refused(confused);
+        }
+    }
+
+    @Test
+    void aTokenSignedWithAnotherRsaAlgorithmIsRefused() throws Exception {
+        refused(claims().jws().algorithm(SignatureAlgorithm.PS256).sign(devKey()));
+    }
+
+    @Test
+    void aTokenWithoutSubjectIsRefused() throws Exception {
+        refused(Jwt.issuer(ISSUER).audience(AUDIENCE).groups(GROUPS).sign(devKey()));
+        // a upn makes a principal name, but the principal of this service is the sub
+        refused(Jwt.issuer(ISSUER).audience(AUDIENCE).upn("token-alice").groups(GROUPS).sign(devKey()));
+        refused(Jwt.issuer(ISSUER).audience(AUDIENCE).subject("").upn("token-alice").groups(GROUPS).sign(devKey()));
+    }
+
+    @Test
+    void issuerAndAudienceAreRequired() throws Exception {
+        refused(Jwt.audience(AUDIENCE).subject("token-alice").groups(GROUPS).sign(devKey()));
+        refused(Jwt.issuer("https://evil.example/issuer").audience(AUDIENCE).subject("token-alice").groups(GROUPS).sign(devKey()));
+        refused(Jwt.issuer(ISSUER).subject("token-alice").groups(GROUPS).sign(devKey()));
+        refused(Jwt.issuer(ISSUER).audience("another-service").subject("token-alice").groups(GROUPS).sign(devKey()));
+    }
+
+    /** mp.jwt.verify.clock-skew=30: tolerated skew between the issuer's clock and ours, and no more. */
+    @Test
+    void expiryAllowsThirtySecondsOfClockSkewAndNoMore() throws Exception {
+        Instant now = Instant.now();
+        accepted(claims().issuedAt(now.minusSeconds(600)).expiresAt(now.minusSeconds(10)).sign(devKey()));
+        refused(claims().issuedAt(now.minusSeconds(600)).expiresAt(now.minusSeconds(60)).sign(devKey()));
+    }
+
+    /**
+     * A token not valid yet ({@code nbf} beyond the skew) is refused. An {@code iat} in the future alone is
+     * not checked (RFC 7519 makes it informational); the issuer's {@code exp} bounds the token either way.
+     */
+    @Test
+    void aTokenNotYetValidIsRefused() throws Exception {
+        Instant now = Instant.now();
+        JwtClaimsBuilder future = claims().claim("nbf", now.plusSeconds(3600).getEpochSecond()).expiresAt(now.plusSeconds(7200));
+        refused(future.sign(devKey()));
+        accepted(claims().claim("nbf", now.plusSeconds(10).getEpochSecond()).sign(devKey()));
+    }
+
+    @Test
+    void aTamperedPayloadIsRefused() throws Exception {
+        String token = claims().sign(devKey());
+        String[] parts = token.split("\\.");
+        String payload = new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8)
+                .replace("token-alice", "token-admin");
+        refused(parts[0] + "." + b64(payload) + "." + parts[2]);
+    }
+
+    private static JwtClaimsBuilder claims() {
+        return Jwt.issuer(ISSUER).audience(AUDIENCE).subject("token-alice").groups(GROUPS);
+    }
+
+    private static void accepted(String token) {
+        Api.get(token, UUID.randomUUID().toString()).then().statusCode(404);
+    }
+
+    private static void refused(String token) {
+        Api.get(token, UUID.randomUUID().toString()).then()
+                .statusCode(401)
+                .contentType("application/problem+json")
+                .header("WWW-Authenticate", equalTo("Bearer"));
+    }
+
+    private static String b64(String json) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static PrivateKey devKey() throws Exception {
+        String pem = Files.readString(Path.of("src/dev/jwt/jwt-private.pem"))
+                .replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+        return KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+    }
+}

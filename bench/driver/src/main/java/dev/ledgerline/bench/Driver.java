@@ -211,7 +211,7 @@ public final class Driver {
         String prefix = o.getOrDefault("prefix", "k" + System.nanoTime());
         String seedPrefix = o.get("seed-prefix");
         int seedCount = Integer.parseInt(o.getOrDefault("seed-count", "0"));
-        List<String> ids = o.containsKey("ids") ? Files.readAllLines(Path.of(o.get("ids"))) : List.of();
+        List<String> ids = o.containsKey("ids") && Files.exists(Path.of(o.get("ids"))) ? Files.readAllLines(Path.of(o.get("ids"))) : List.of();
         int maxInFlight = Integer.parseInt(o.getOrDefault("max-in-flight", "4000"));
         long total = Math.round(rate * seconds);
 

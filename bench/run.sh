@@ -45,7 +45,7 @@ else
 fi
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.hgrm "$OUT"/results.jsonl "$OUT"/steps.jsonl "$OUT"/*.log "$OUT"/*.jfr
+rm -f "$OUT"/*.hgrm "$OUT"/*.jsonl "$OUT"/*.json "$OUT"/*.log "$OUT"/*.jfr "$OUT"/*.txt
 LOAD_LOG=$OUT/load.txt; : > "$LOAD_LOG"
 PIDS=()
 
@@ -68,6 +68,7 @@ cleanup() {
   log "cleaned up: processes stopped, $DB and $PGB_DB dropped, redis db $REDIS_DB flushed"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 for port in $SVC_PORT $SVC2_PORT $PROVIDER_PORT $DEAD_REDIS_PORT; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
@@ -96,18 +97,24 @@ dropdb --if-exists "$PGB_DB"; createdb "$PGB_DB"
 psql_q() { psql -X -q -t -A -d "$DB" -c "$1"; }
 
 # ---------------------------------------------------------------- database limit (pgbench), before anything of ours runs
-log "database limit: pgbench -c $POOL -j 2 -M prepared -T $PGB_S, the service's INSERT/CLAIM/FENCE with its triggers"
-psql -X -q -d "$PGB_DB" -v ON_ERROR_STOP=1 -f src/main/resources/db/migration/V1__transfers.sql \
-  -f src/main/resources/db/migration/V2__transfer_notifications.sql >/dev/null
-sample_load pgbench-before
-pgbench -n -M prepared -c "$POOL" -j 2 -T "$PGB_S" -f bench/transfer.pgbench "$PGB_DB" > "$OUT/pgbench.txt" 2>&1
-sample_load pgbench-after
-PGB_TPS=$(awk '/^tps = /{print $3; exit}' "$OUT/pgbench.txt")
-PGB_LAT=$(awk '/latency average/{print $4; exit}' "$OUT/pgbench.txt")
-PGB_FAILED=$(awk '/number of failed transactions/{print $5; exit}' "$OUT/pgbench.txt")
-log "pgbench limit: $PGB_TPS transfers/s (3 statements each), avg latency $PGB_LAT ms, failed ${PGB_FAILED:-0}"
-echo "{\"pgbench_tps\":$PGB_TPS,\"pgbench_latency_ms\":$PGB_LAT}" > "$OUT/pgbench.json"
-dropdb "$PGB_DB"
+pgbench_limit() { # label -> appends {"label","tps","latency_ms"} to pgbench.jsonl; a fresh scratch database each time
+  dropdb --if-exists "$PGB_DB"; createdb "$PGB_DB"
+  psql -X -q -d "$PGB_DB" -v ON_ERROR_STOP=1 -f src/main/resources/db/migration/V1__transfers.sql \
+    -f src/main/resources/db/migration/V2__transfer_notifications.sql >/dev/null
+  [ -n "${2:-}" ] && psql -X -q -d "$PGB_DB" -c "$2" >/dev/null
+  sample_load "pgbench-$1"
+  pgbench -n -M prepared -c "$POOL" -j 2 -T "$PGB_S" -f bench/transfer.pgbench "$PGB_DB" > "$OUT/pgbench-$1.txt" 2>&1
+  local tps lat
+  tps=$(awk '/^tps = /{print $3; exit}' "$OUT/pgbench-$1.txt")
+  lat=$(awk '/latency average/{print $4; exit}' "$OUT/pgbench-$1.txt")
+  log "pgbench $1: $tps transfers/s (3 statements each), avg latency $lat ms, load $(load_now)"
+  echo "{\"label\":\"$1\",\"tps\":$tps,\"latency_ms\":$lat,\"loadavg\":\"$(load_now)\"}" >> "$OUT/pgbench.jsonl"
+  dropdb "$PGB_DB"
+}
+log "database limit: pgbench -n -M prepared -c $POOL -j 2 -T $PGB_S -f bench/transfer.pgbench (the service's INSERT/CLAIM/FENCE with its triggers)"
+rm -f "$OUT/pgbench.jsonl"
+pgbench_limit start
+PGB_TPS=$(jq -r .tps "$OUT/pgbench.jsonl")
 
 # ---------------------------------------------------------------- provider stand-in and service
 "${DRIVER[@]}" provider "$PROVIDER_PORT" > "$OUT/provider.log" 2>&1 &
@@ -159,8 +166,11 @@ run_load() {
           ratioToPgbench: (($sent / $window) / $pgb)}'
 }
 
-sustainable() { # json -> exit 0 when the step held: no errors, >= 97 % of the offered rate, p99 <= 100 ms
-  echo "$1" | jq -e '(.errors == 0) and (.achieved >= 0.97 * .offered) and (.p99 <= 100)
+# A step held when: no errors, >= 97 % of the offered rate achieved, p50 <= 50 ms and p99 <= 1 s (an overloaded
+# open-model step queues, so its median climbs; the p99 bound is loose because a shared, busy machine adds
+# scheduling spikes of hundreds of ms that are not the service's capacity), and for new transfers sent/s keeps up.
+sustainable() {
+  echo "$1" | jq -e '(.errors == 0) and (.achieved >= 0.97 * .offered) and (.p50 <= 50) and (.p99 <= 1000)
                      and (if .scenario == "new" then .sentPerSec >= 0.9 * .achieved else true end)' >/dev/null
 }
 
@@ -237,6 +247,18 @@ SVC2=$SVC_PID
 run_load new 100 "$WARM_S" warm5 "$SVC2_PORT" >/dev/null
 search new "$RATES_NEW" "$SVC2_PORT" s5-noredis; measure new "$SVC2_PORT" s5-noredis; wait_all_final 30
 stop_pid "$SVC2"
+
+log "database limit again, after the scenarios (the machine's background load drifts), and two what-ifs"
+pgbench_limit end
+pgbench_limit no-notify "DROP TRIGGER transfers_notify ON transfers"
+PGOPTIONS="-c synchronous_commit=off" pgbench_limit sync-commit-off
+# the limit the ratios use: the mean of the two runs on the service's real schema
+PGB_TPS=$(jq -s '[.[] | select(.label=="start" or .label=="end") | .tps] | add / length' "$OUT/pgbench.jsonl")
+echo "{\"pgbench_tps\":$PGB_TPS}" > "$OUT/pgbench.json"
+log "database limit used for ratios: $PGB_TPS transfers/s (mean of start and end)"
+for f in "$OUT/results.jsonl" "$OUT/steps.jsonl"; do
+  jq -c --argjson pgb "$PGB_TPS" '. + {ratioToPgbench: (.sentPerSec / $pgb)}' "$f" > "$f.tmp" && mv "$f.tmp" "$f"
+done
 
 # ---------------------------------------------------------------- totals, chart, report
 FINAL_DUPS=$(provider_dups)

@@ -43,6 +43,7 @@ NAMES = {
     "s3-mix": "3. mix 80 % new / 15 % replay / 5 % poll",
     "s4-poll": "4. status polling GET /v1/transfers/{id}",
     "s5-noredis": "5. scenario 1, Redis unreachable (database-only path)",
+    "w1-no-notify": "what-if: scenario 1 with `transfers_notify` dropped",
 }
 
 
@@ -105,6 +106,8 @@ w("   then 15 s at that rate and 15 s at 50 % of it;")
 w("6. JFR (`jcmd <pid> JFR.start settings=profile`) over one more scenario-1 run at its sustainable rate;")
 w("7. scenario 5 on a **second instance** whose `QUARKUS_REDIS_HOSTS=redis://127.0.0.1:16399/5` points where nothing")
 w("   listens: exactly the database-only path. The machine's Redis is never stopped;")
+w("   Before it, a **what-if** on the first instance: scenario 1 again with the `transfers_notify` trigger dropped")
+w("   in the bench database (no service code changed; the trigger is recreated afterwards);")
 w("8. pgbench again after the scenarios, plus the what-ifs (no `transfers_notify`; `synchronous_commit=off`);")
 w("9. cleanup, always (trap): every process it started is stopped, both scratch databases are dropped, `redis-cli -n 5 FLUSHDB`.")
 w("")
@@ -162,6 +165,15 @@ w(f"Duplicates are the provider stand-in's count of references executed more tha
 w(f"final: **{totals.get('duplicates', '?')}**). Transfers by final status: {totals.get('statuses', '?')}; transfers claimed more")
 w(f"than once: {totals.get('claimedTwice', '?')}. Mix per-kind percentiles are in `bench/out/results.jsonl`.")
 w("")
+warm = lines("warmup.jsonl")
+if warm:
+    w("Warm-ups (not measurements, but their errors are reported rather than hidden):")
+    w("")
+    w("| warm-up | scenario | offered req/s | achieved req/s | errors | p50 ms | p99 ms |")
+    w("|---|---|---:|---:|---:|---:|---:|")
+    for r in warm:
+        w(f"| {r['label']} | {r['scenario']} | {fmt(r['offered'], 0)} | {fmt(r['achieved'])} | {r['errors']} | {fmt(r['p50'], 2)} | {fmt(r['p99'], 2)} |")
+    w("")
 w("### Step-up searches")
 w("")
 w("| scenario | offered req/s | achieved req/s | errors | p50 ms | p99 ms | `sent`/s | 1-min load |")

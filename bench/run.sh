@@ -216,11 +216,11 @@ start_service "$SVC_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service.log"
 SVC1=$SVC_PID
 
 log "warm-up ($WARM_S s of new transfers, then seeding $SEED transfers for replays and polls)"
-run_load new 100 "$WARM_S" warm "$SVC_PORT" >/dev/null
+run_load new 100 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 "${DRIVER[@]}" seed --url="http://127.0.0.1:$SVC_PORT" --key="$OUT/keys/private.pk8" --count="$SEED" --prefix=seed --ids="$OUT/seed-ids.txt"
 wait_all_final 60
-run_load replay 300 "$WARM_S" warm "$SVC_PORT" >/dev/null
-run_load poll 300 "$WARM_S" warm "$SVC_PORT" >/dev/null
+run_load replay 300 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+run_load poll 300 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 log "  redis db $REDIS_DB holds $(redis-cli -n $REDIS_DB dbsize) keys (the service writes only there)"
 
 log "scenario 1: new transfers, unique keys"
@@ -239,12 +239,17 @@ jcmd_bin=$JAVA_HOME/bin/jcmd
 run_load new "$S1_RATE" "$PROFILE_S" profile "$SVC_PORT" > "$OUT/profile-run.json"
 "$jcmd_bin" "$SVC1" JFR.stop name=bench >/dev/null
 wait_all_final 30
+
+log "what-if (not a service change): scenario 1 with the transfers_notify trigger dropped in the bench database"
+psql_q "DROP TRIGGER transfers_notify ON transfers"
+search new "$RATES_NEW" "$SVC_PORT" w1-no-notify; measure new "$SVC_PORT" w1-no-notify; wait_all_final 30
+psql_q "CREATE TRIGGER transfers_notify AFTER INSERT OR UPDATE OF version ON transfers FOR EACH ROW EXECUTE FUNCTION transfers_notify()"
 stop_pid "$SVC1"
 
 log "scenario 5: scenario 1 with Redis unreachable: a second instance with QUARKUS_REDIS_HOSTS=redis://127.0.0.1:$DEAD_REDIS_PORT (nothing listens)"
 start_service "$SVC2_PORT" "redis://127.0.0.1:$DEAD_REDIS_PORT/$REDIS_DB" "$OUT/service-noredis.log"
 SVC2=$SVC_PID
-run_load new 100 "$WARM_S" warm5 "$SVC2_PORT" >/dev/null
+run_load new 100 "$WARM_S" warm5 "$SVC2_PORT" >> "$OUT/warmup.jsonl"
 search new "$RATES_NEW" "$SVC2_PORT" s5-noredis; measure new "$SVC2_PORT" s5-noredis; wait_all_final 30
 stop_pid "$SVC2"
 
@@ -270,7 +275,7 @@ log "totals: provider duplicates=$FINAL_DUPS; transfers by status: $STATUS; clai
 sample_load end
 
 CHART_ARGS=()
-for f in s1-new s2-replay s3-mix s4-poll s5-noredis; do
+for f in s1-new s2-replay s3-mix s4-poll s5-noredis w1-no-notify; do
   r=$(jq -r --arg n "$f" 'select(.name==$n and .phase=="sustainable") | .offered' "$OUT/results.jsonl" | cut -d. -f1)
   h=$(jq -r --arg n "$f" 'select(.name==$n and .phase=="half") | .offered' "$OUT/results.jsonl" | cut -d. -f1)
   CHART_ARGS+=("$f @ $r/s=$OUT/$f-peak.hgrm" "$f @ $h/s (50%)=$OUT/$f-half.hgrm")

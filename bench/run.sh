@@ -151,15 +151,17 @@ provider_dups() { curl -fsS "http://127.0.0.1:$PROVIDER_PORT/provider/stats" | j
 # load SCENARIO RATE SECONDS LABEL PORT [hgrm] -> one JSON line on stdout (with sent/s and duplicates added)
 run_load() {
   local scenario=$1 rate=$2 secs=$3 label=$4 port=$5 hgrm=${6:-}
-  local t0 t1 json sent
-  t0=$(psql_q "select now()")
+  local json sent
   json=$("${DRIVER[@]}" load --url="http://127.0.0.1:$port" --key="$OUT/keys/private.pk8" --scenario="$scenario" \
     --rate="$rate" --duration="$secs" --prefix="$label-$rate-$RANDOM$RANDOM" --seed-prefix=seed --seed-count="$SEED" \
     --ids="$OUT/seed-ids.txt" --label="$label" ${hgrm:+--hgrm="$hgrm"})
-  t1=$(psql_q "select now()")
-  sent=$(psql_q "select count(*) from transfer_events where to_status = 'sent' and at >= '$t0' and at < '$t1'")
-  local window
-  window=$(psql_q "select extract(epoch from ('$t1'::timestamptz - '$t0'::timestamptz))")
+  # the window is the driver's own: from its first scheduled request to its last answer (the driver's JVM
+  # start-up is outside it), with the transfers that reached 'sent' in it counted by PostgreSQL
+  local start_ms end_ms window
+  start_ms=$(echo "$json" | jq -r .startEpochMs); end_ms=$(echo "$json" | jq -r .endEpochMs)
+  sent=$(psql_q "select count(*) from transfer_events where to_status = 'sent'
+                   and at >= to_timestamp($start_ms / 1000.0) and at < to_timestamp($end_ms / 1000.0)")
+  window=$(echo "$start_ms $end_ms" | awk '{printf "%.3f", ($2 - $1) / 1000}')
   echo "$json" | jq -c --argjson sent "$sent" --argjson window "$window" --argjson dups "$(provider_dups)" \
     --arg load "$(load_now)" --argjson pgb "$PGB_TPS" \
     '. + {sent: $sent, sentPerSec: ($sent / $window), duplicates: $dups, loadavg: $load,

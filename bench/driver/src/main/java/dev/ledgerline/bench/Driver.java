@@ -230,6 +230,7 @@ public final class Driver {
 
         double intervalNanos = 1e9 / rate;
         long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        long startEpochMs = System.currentTimeMillis() + 20;
         long maxLag = 0;
         for (long i = 0; i < total; i++) {
             long intended = start + (long) (i * intervalNanos);
@@ -276,6 +277,7 @@ public final class Driver {
             Thread.sleep(5); // each request has its own 10 s timeout, counted as an error
         }
         double window = Math.max(sentEnd, lastDone.get()) - start;
+        long endEpochMs = startEpochMs + (long) (window / 1e6);
         double achieved = ok.sum() / (window / 1e9);
 
         String label = o.getOrDefault("label", scenario);
@@ -295,10 +297,10 @@ public final class Driver {
         StringBuilder ek = new StringBuilder();
         errorKinds.forEach((k, v) -> ek.append(ek.length() == 0 ? "" : ",").append('"').append(k).append("\":").append(v.sum()));
         System.out.printf(Locale.ROOT,
-                "{\"label\":\"%s\",\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
+                "{\"label\":\"%s\",\"startEpochMs\":%d,\"endEpochMs\":%d,\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
                         + "\"notSent\":%d,\"achieved\":%.1f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f,"
                         + "\"schedulerMaxLagMs\":%.2f,\"errorKinds\":{%s}%s}%n",
-                label, scenario, rate, seconds, total, ok.sum(), errors.sum(), notSent.sum(), achieved,
+                label, startEpochMs, endEpochMs, scenario, rate, seconds, total, ok.sum(), errors.sum(), notSent.sum(), achieved,
                 ms(all, 50), ms(all, 90), ms(all, 99), ms(all, 99.9), all.getMaxValue() / 1000.0, maxLag / 1e6, ek, kinds);
     }
 

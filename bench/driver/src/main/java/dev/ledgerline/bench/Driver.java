@@ -1,0 +1,338 @@
+package dev.ledgerline.bench;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.SynchronizedHistogram;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
+import java.security.Signature;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Benchmark driver for Ledgerline Transfers. Subcommands:
+ * <ul>
+ *   <li>{@code keys DIR} — a throwaway RSA key pair: DIR/public.pem (for MP_JWT_VERIFY_PUBLICKEY_LOCATION), DIR/private.pk8</li>
+ *   <li>{@code provider PORT} — the zero-latency provider stand-in (see {@link ProviderStandIn})</li>
+ *   <li>{@code seed} — creates N transfers under known keys and writes their ids (closed loop; not measured)</li>
+ *   <li>{@code load} — the open-model run: requests start at a constant arrival rate whatever the answers do, and
+ *       latency is measured from each request's INTENDED start, so a stalled service shows as latency, not as fewer
+ *       samples (no coordinated omission)</li>
+ *   <li>{@code chart OUT.png TITLE LABEL=FILE.hgrm ...} — latency-by-percentile chart (see {@link Chart})</li>
+ * </ul>
+ * Only 127.0.0.1 is ever contacted.
+ */
+public final class Driver {
+
+    static final String BODY = "{\"amount\": 1250, \"currency\": \"EUR\", \"destination\": "
+            + "{\"iban\": \"DE89370400440532013000\", \"name\": \"Ada Lovelace\"}, \"description\": \"bench\"}";
+    private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*\"([0-9a-f-]{36})\"");
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("usage: keys|provider|seed|load|chart ...");
+        }
+        String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+        switch (args[0]) {
+            case "keys" -> keys(Path.of(rest[0]));
+            case "provider" -> ProviderStandIn.main(rest);
+            case "seed" -> seed(options(rest));
+            case "load" -> load(options(rest));
+            case "chart" -> Chart.main(rest);
+            default -> throw new IllegalArgumentException("unknown subcommand " + args[0]);
+        }
+    }
+
+    // ---------------------------------------------------------------- options
+
+    static Map<String, String> options(String[] args) {
+        Map<String, String> o = new HashMap<>();
+        for (String a : args) {
+            if (!a.startsWith("--") || !a.contains("=")) {
+                throw new IllegalArgumentException("options are --name=value, not " + a);
+            }
+            o.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+        }
+        return o;
+    }
+
+    static String need(Map<String, String> o, String name) {
+        String v = o.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("missing --" + name);
+        }
+        return v;
+    }
+
+    static URI localBase(Map<String, String> o) {
+        URI base = URI.create(need(o, "url"));
+        if (!"127.0.0.1".equals(base.getHost())) {
+            throw new IllegalArgumentException("the driver only talks to 127.0.0.1, not " + base.getHost());
+        }
+        return base;
+    }
+
+    // ---------------------------------------------------------------- keys and tokens
+
+    static void keys(Path dir) throws Exception {
+        Files.createDirectories(dir);
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        KeyPair pair = generator.generateKeyPair();
+        Files.writeString(dir.resolve("public.pem"), "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(pair.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        Files.write(dir.resolve("private.pk8"), pair.getPrivate().getEncoded());
+    }
+
+    /** An RS256 JWT as the service expects it: issuer, audience, subject, groups, one hour of validity. */
+    static String token(Path privateKey, String subject) throws Exception {
+        PrivateKey key = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Files.readAllBytes(privateKey)));
+        long now = System.currentTimeMillis() / 1000;
+        String header = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+        String claims = "{\"iss\":\"https://ledgerline.dev/issuer\",\"aud\":\"ledgerline-transfers\",\"sub\":\"" + subject
+                + "\",\"upn\":\"" + subject + "\",\"groups\":[\"transfers.write\",\"transfers.read\"],\"iat\":" + now
+                + ",\"exp\":" + (now + 3600) + ",\"jti\":\"" + java.util.UUID.randomUUID() + "\"}";
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        String signingInput = b64.encodeToString(header.getBytes(StandardCharsets.UTF_8)) + "."
+                + b64.encodeToString(claims.getBytes(StandardCharsets.UTF_8));
+        Signature rs256 = Signature.getInstance("SHA256withRSA");
+        rs256.initSign(key);
+        rs256.update(signingInput.getBytes(StandardCharsets.US_ASCII));
+        return signingInput + "." + b64.encodeToString(rs256.sign());
+    }
+
+    static HttpClient client() {
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5))
+                .executor(Executors.newFixedThreadPool(2, r -> {
+                    Thread t = new Thread(r, "bench-http");
+                    t.setDaemon(true);
+                    return t;
+                }))
+                .build();
+    }
+
+    static HttpRequest post(URI base, String token, String key) {
+        return HttpRequest.newBuilder(base.resolve("/v1/transfers")).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString(BODY)).build();
+    }
+
+    static HttpRequest get(URI base, String token, String id) {
+        return HttpRequest.newBuilder(base.resolve("/v1/transfers/" + id)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + token).GET().build();
+    }
+
+    // ---------------------------------------------------------------- seed
+
+    /** Creates {@code --count} transfers under keys {@code --prefix-0..N-1} and writes their ids, one a line, to {@code --ids}. */
+    static void seed(Map<String, String> o) throws Exception {
+        URI base = localBase(o);
+        String token = token(Path.of(need(o, "key")), o.getOrDefault("subject", "bench-user"));
+        int count = Integer.parseInt(need(o, "count"));
+        String prefix = need(o, "prefix");
+        HttpClient client = client();
+        String[] ids = new String[count];
+        Semaphore window = new Semaphore(16);
+        AtomicInteger failed = new AtomicInteger();
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            window.acquire();
+            int n = i;
+            all.add(client.sendAsync(post(base, token, prefix + "-" + i), HttpResponse.BodyHandlers.ofString())
+                    .whenComplete((r, e) -> {
+                        window.release();
+                        if (e != null || r.statusCode() != 201) {
+                            failed.incrementAndGet();
+                            return;
+                        }
+                        Matcher m = ID.matcher(r.body());
+                        if (m.find()) {
+                            ids[n] = m.group(1);
+                        } else {
+                            failed.incrementAndGet();
+                        }
+                    }));
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        if (failed.get() > 0) {
+            throw new IllegalStateException(failed.get() + " of " + count + " seed requests failed");
+        }
+        Files.write(Path.of(need(o, "ids")), List.of(ids));
+        System.out.println("seeded " + count);
+    }
+
+    // ---------------------------------------------------------------- load
+
+    enum Kind { NEW, REPLAY, POLL }
+
+    /**
+     * Open model. Options: url, key, scenario (new|replay|mix|poll), rate (req/s), duration (s), prefix (for new keys),
+     * seed-prefix and seed-count (replayed keys), ids (file of seeded ids, for polls), hgrm (percentile file to write),
+     * label, max-in-flight (requests outstanding beyond this are not sent and count as errors).
+     */
+    static void load(Map<String, String> o) throws Exception {
+        URI base = localBase(o);
+        String token = token(Path.of(need(o, "key")), o.getOrDefault("subject", "bench-user"));
+        String scenario = need(o, "scenario");
+        double rate = Double.parseDouble(need(o, "rate"));
+        double seconds = Double.parseDouble(need(o, "duration"));
+        if (rate <= 0 || rate > 50_000 || seconds <= 0 || seconds > 600) {
+            throw new IllegalArgumentException("rate must be in (0, 50000] and duration in (0, 600]");
+        }
+        String prefix = o.getOrDefault("prefix", "k" + System.nanoTime());
+        String seedPrefix = o.get("seed-prefix");
+        int seedCount = Integer.parseInt(o.getOrDefault("seed-count", "0"));
+        List<String> ids = o.containsKey("ids") && Files.exists(Path.of(o.get("ids"))) ? Files.readAllLines(Path.of(o.get("ids"))) : List.of();
+        int maxInFlight = Integer.parseInt(o.getOrDefault("max-in-flight", "4000"));
+        long total = Math.round(rate * seconds);
+
+        HttpClient client = client();
+        Histogram all = new SynchronizedHistogram(TimeUnit.SECONDS.toMicros(60), 3);
+        Map<Kind, Histogram> byKind = new HashMap<>();
+        for (Kind k : Kind.values()) {
+            byKind.put(k, new SynchronizedHistogram(TimeUnit.SECONDS.toMicros(60), 3));
+        }
+        LongAdder ok = new LongAdder();
+        LongAdder errors = new LongAdder();
+        LongAdder notSent = new LongAdder();
+        Map<String, LongAdder> errorKinds = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicInteger inFlight = new AtomicInteger();
+        AtomicLong lastDone = new AtomicLong();
+
+        double intervalNanos = 1e9 / rate;
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        long startEpochMs = System.currentTimeMillis() + 20;
+        long maxLag = 0;
+        for (long i = 0; i < total; i++) {
+            long intended = start + (long) (i * intervalNanos);
+            long now;
+            while ((now = System.nanoTime()) < intended) {
+                LockSupport.parkNanos(intended - now);
+            }
+            maxLag = Math.max(maxLag, now - intended);
+            Kind kind = kind(scenario, i);
+            if (inFlight.get() >= maxInFlight) {
+                // never silently skipped: an unsent request is an error and its "latency" is the full timeout
+                notSent.increment();
+                errors.increment();
+                all.recordValue(TimeUnit.SECONDS.toMicros(10));
+                byKind.get(kind).recordValue(TimeUnit.SECONDS.toMicros(10));
+                continue;
+            }
+            HttpRequest request = switch (kind) {
+                case NEW -> post(base, token, prefix + "-" + i);
+                case REPLAY -> post(base, token, seedPrefix + "-" + (i % seedCount));
+                case POLL -> get(base, token, ids.get((int) (i % ids.size())));
+            };
+            inFlight.incrementAndGet();
+            client.sendAsync(request, HttpResponse.BodyHandlers.discarding())
+                    .whenComplete((r, e) -> {
+                        long done = System.nanoTime();
+                        long micros = Math.max(1, (done - intended) / 1000);
+                        all.recordValue(Math.min(micros, all.getHighestTrackableValue()));
+                        byKind.get(kind).recordValue(Math.min(micros, all.getHighestTrackableValue()));
+                        lastDone.accumulateAndGet(done, Math::max);
+                        inFlight.decrementAndGet();
+                        String problem = e != null ? e.getClass().getSimpleName() : expected(kind, r);
+                        if (problem == null) {
+                            ok.increment();
+                        } else {
+                            errors.increment();
+                            errorKinds.computeIfAbsent(problem, x -> new LongAdder()).increment();
+                        }
+                    });
+        }
+        long sentEnd = System.nanoTime();
+        long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (inFlight.get() > 0 && System.nanoTime() < drainDeadline) {
+            Thread.sleep(5); // each request has its own 10 s timeout, counted as an error
+        }
+        double window = Math.max(sentEnd, lastDone.get()) - start;
+        long endEpochMs = startEpochMs + (long) (window / 1e6);
+        double achieved = ok.sum() / (window / 1e9);
+
+        String label = o.getOrDefault("label", scenario);
+        if (o.containsKey("hgrm")) {
+            try (PrintStream out = new PrintStream(Files.newOutputStream(Path.of(o.get("hgrm"))), true, StandardCharsets.UTF_8)) {
+                all.outputPercentileDistribution(out, 5, 1000.0); // milliseconds
+            }
+        }
+        StringBuilder kinds = new StringBuilder();
+        for (Kind k : Kind.values()) {
+            Histogram h = byKind.get(k);
+            if (h.getTotalCount() > 0) {
+                kinds.append(String.format(Locale.ROOT, ",\"%s\":{\"n\":%d,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f}",
+                        k.name().toLowerCase(), h.getTotalCount(), ms(h, 50), ms(h, 99), ms(h, 99.9)));
+            }
+        }
+        StringBuilder ek = new StringBuilder();
+        errorKinds.forEach((k, v) -> ek.append(ek.length() == 0 ? "" : ",").append('"').append(k).append("\":").append(v.sum()));
+        System.out.printf(Locale.ROOT,
+                "{\"label\":\"%s\",\"startEpochMs\":%d,\"endEpochMs\":%d,\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
+                        + "\"notSent\":%d,\"achieved\":%.1f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f,"
+                        + "\"schedulerMaxLagMs\":%.2f,\"errorKinds\":{%s}%s}%n",
+                label, startEpochMs, endEpochMs, scenario, rate, seconds, total, ok.sum(), errors.sum(), notSent.sum(), achieved,
+                ms(all, 50), ms(all, 90), ms(all, 99), ms(all, 99.9), all.getMaxValue() / 1000.0, maxLag / 1e6, ek, kinds);
+    }
+
+    static double ms(Histogram h, double percentile) {
+        return h.getValueAtPercentile(percentile) / 1000.0;
+    }
+
+    /** 80 % new, 15 % replays, 5 % polls for "mix", interleaved evenly; one kind otherwise. */
+    static Kind kind(String scenario, long i) {
+        return switch (scenario) {
+            case "new" -> Kind.NEW;
+            case "replay" -> Kind.REPLAY;
+            case "poll" -> Kind.POLL;
+            case "mix" -> {
+                int slot = (int) (i % 20);
+                yield slot < 16 ? Kind.NEW : slot < 19 ? Kind.REPLAY : Kind.POLL;
+            }
+            default -> throw new IllegalArgumentException("scenario is new|replay|mix|poll, not " + scenario);
+        };
+    }
+
+    /** null when the answer is what the scenario expects, else a short name for the deviation. */
+    static String expected(Kind kind, HttpResponse<?> r) {
+        int s = r.statusCode();
+        return switch (kind) {
+            case NEW -> s == 201 && r.headers().firstValue("Idempotent-Replayed").isEmpty() ? null : "new:" + s;
+            case REPLAY -> s == 201 && r.headers().firstValue("Idempotent-Replayed").isPresent() ? null : "replay:" + s;
+            case POLL -> s == 200 ? null : "poll:" + s;
+        };
+    }
+
+    private Driver() {
+    }
+
+}

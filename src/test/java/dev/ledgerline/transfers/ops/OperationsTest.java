@@ -49,7 +49,7 @@ class OperationsTest {
         given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.find { it.name == 'redis' }.data.redis", equalTo("up"))
-                .body("checks.find { it.name == 'flyway' }.data.schemaVersion", equalTo("2"));
+                .body("checks.find { it.name == 'flyway' }.data.schemaVersion", equalTo("3"));
         TestStack.current().redis().kill();
         given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))

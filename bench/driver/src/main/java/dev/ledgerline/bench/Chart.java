@@ -23,7 +23,8 @@ final class Chart {
 
     private static final Color[] COLORS = {
             new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0xd62728), new Color(0x9467bd),
-            new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f), new Color(0xbcbd22), new Color(0x17becf)};
+            new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f), new Color(0xbcbd22), new Color(0x17becf),
+            Color.BLACK, new Color(0xc49c00)};
 
     record Series(String label, List<double[]> points) {
     }

@@ -82,6 +82,12 @@ class FaultsIT {
         env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
         env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", provider.url());
         env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
+        // the suite tests the pipeline under faults, not the per-principal rate limit (RateLimitTest does):
+        // a handful of simulated clients retrying hard would otherwise spend their budgets in seconds
+        env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_READS_PER_SECOND", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_READS_BURST", "100000");
         env.put("LEDGERLINE_PROVIDER_TIMEOUT_MS", "1000");
         env.put("LEDGERLINE_PIPELINE_MARGIN", "PT0.5S");
         env.put("LEDGERLINE_PIPELINE_LOCK_TTL", "PT3S");

@@ -1,6 +1,5 @@
 package dev.ledgerline.transfers.packaged;
 
-import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.local.LocalStack;
 import io.restassured.RestAssured;
 import io.smallrye.jwt.build.Jwt;
@@ -10,15 +9,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,7 +31,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PackagedJarIT {
 
-    private static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
 
     private static LocalStack stack;
     private static KeyPair issuer;
@@ -45,12 +39,8 @@ class PackagedJarIT {
     @BeforeAll
     static void servers() throws Exception {
         stack = LocalStack.start();
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        issuer = generator.generateKeyPair();
-        publicKey = Files.createTempFile("issuer", ".pem");
-        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        issuer = PackagedService.issuer();
+        publicKey = PackagedService.publicKeyFile(issuer);
     }
 
     @AfterAll
@@ -159,14 +149,7 @@ class PackagedJarIT {
     }
 
     private static Map<String, String> env(int port, String publicKeyLocation) {
-        Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
-        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
-        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
-        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", "http://127.0.0.1:9/nowhere");
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyLocation);
-        return env;
+        return PackagedService.env(stack, port, Path.of(publicKeyLocation));
     }
 
     private record Result(int exitCode, String output) {
@@ -185,18 +168,11 @@ class PackagedJarIT {
         return start(env, Path.of("target/packaged-jar-it.log"));
     }
 
-    /** Output goes to a file, so the service can never block on a full pipe. */
     private static Process start(Map<String, String> env, Path log) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
-        builder.environment().putAll(env);
-        return builder.start();
+        return PackagedService.launch(env, log);
     }
 
     private static int free() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return PackagedService.free();
     }
 }

@@ -61,11 +61,7 @@ final class PackagedService implements AutoCloseable {
 
     /** Starts the jar with exactly this environment (plus the machine's, minus its Quarkus/JWT settings) and waits until it is live. */
     static PackagedService start(Map<String, String> env, Path log) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
-        builder.environment().putAll(env);
-        Process process = builder.start();
+        Process process = launch(env, log);
         int port = Integer.parseInt(env.get("QUARKUS_HTTP_PORT"));
         PackagedService service = new PackagedService(port, process);
         try {
@@ -78,6 +74,18 @@ final class PackagedService implements AutoCloseable {
             throw e;
         }
         return service;
+    }
+
+    /**
+     * Launches the jar with exactly this environment (plus the machine's, minus its Quarkus/JWT/Ledgerline
+     * settings) and does not wait; output goes to {@code log}, so the service never blocks on a full pipe.
+     */
+    static Process launch(Map<String, String> env, Path log) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
+        builder.environment().putAll(env);
+        return builder.start();
     }
 
     static int free() throws IOException {

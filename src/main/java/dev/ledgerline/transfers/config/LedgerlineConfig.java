@@ -37,6 +37,19 @@ public interface LedgerlineConfig {
 
     RateLimit rateLimit();
 
+    TokenCache tokenCache();
+
+    /** Bearer tokens verified a moment ago are not verified again (security/VerifiedTokens). */
+    interface TokenCache {
+        /** Verified tokens remembered at most; 0 verifies every request in full. */
+        @WithDefault("10000")
+        int maxEntries();
+
+        /** How long one verification is trusted at most; never beyond the token's own exp. */
+        @WithDefault("PT60S")
+        Duration ttl();
+    }
+
     /**
      * Per-principal request rates (token buckets). The buckets live in Redis so that every instance
      * draws from the same one; while Redis cannot answer, each instance keeps its own bucket with the

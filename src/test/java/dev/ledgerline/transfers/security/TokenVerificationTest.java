@@ -101,13 +101,46 @@ class TokenVerificationTest {
         accepted(claims().claim("nbf", now.plusSeconds(10).getEpochSecond()).sign(devKey()));
     }
 
+    /** The genuine token is accepted (and remembered as verified) first: its tampered copies are still refused. */
     @Test
     void aTamperedPayloadIsRefused() throws Exception {
         String token = claims().sign(devKey());
+        accepted(token);
         String[] parts = token.split("\\.");
         String payload = new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8)
                 .replace("token-alice", "token-admin");
         refused(parts[0] + "." + b64(payload) + "." + parts[2]);
+    }
+
+    @Test
+    void aTamperedSignatureIsRefusedAfterTheGenuineTokenWasAccepted() throws Exception {
+        String token = claims().sign(devKey());
+        accepted(token);
+        String signature = token.substring(token.lastIndexOf('.') + 1);
+        char last = signature.charAt(signature.length() - 1);
+        String forged = token.substring(0, token.lastIndexOf('.') + 1)
+                + signature.substring(0, signature.length() - 1) + (last == 'A' ? 'B' : 'A');
+        refused(forged);
+        accepted(token);
+    }
+
+    /** A token presented again is not verified again (security/VerifiedTokens): the cache's hit counter moves. */
+    @Test
+    void aTokenPresentedAgainIsAnsweredFromTheVerifiedTokenCache() throws Exception {
+        String token = claims().sign(devKey());
+        accepted(token);
+        double before = cacheHits();
+        for (int i = 0; i < 3; i++) {
+            accepted(token);
+        }
+        double hits = cacheHits() - before;
+        org.junit.jupiter.api.Assertions.assertTrue(hits >= 3, "hits counted for the repeated token: " + hits);
+    }
+
+    private static double cacheHits() {
+        String metrics = io.restassured.RestAssured.get("/q/metrics").then().statusCode(200).extract().asString();
+        return metrics.lines().filter(l -> l.startsWith("ledgerline_auth_token_cache_total{") && l.contains("result=\"hit\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 
     private static JwtClaimsBuilder claims() {

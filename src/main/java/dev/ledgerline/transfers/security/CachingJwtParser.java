@@ -1,0 +1,50 @@
+package dev.ledgerline.transfers.security;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.jwt.auth.principal.DefaultJWTParser;
+import io.smallrye.jwt.auth.principal.ParseException;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Alternative;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+/**
+ * The parser Quarkus uses to authenticate bearer tokens (smallrye-jwt's, unchanged), with
+ * {@link VerifiedTokens} in front of it: a token seen and verified a moment ago is not verified again.
+ * Only {@link #parse(String)} — the call the HTTP authentication makes — is cached; a failed
+ * verification is never remembered.
+ */
+@Alternative
+@Priority(1)
+@ApplicationScoped
+public class CachingJwtParser extends DefaultJWTParser {
+
+    private VerifiedTokens verified;
+    private Counter hits;
+    private Counter misses;
+
+    @Inject
+    void configure(LedgerlineConfig config, MeterRegistry metrics) {
+        LedgerlineConfig.TokenCache settings = config.tokenCache();
+        this.verified = new VerifiedTokens(settings.maxEntries(), settings.ttl().toMillis());
+        this.hits = Counter.builder("ledgerline.auth.token.cache").tag("result", "hit").register(metrics);
+        this.misses = Counter.builder("ledgerline.auth.token.cache").tag("result", "miss").register(metrics);
+    }
+
+    @Override
+    public JsonWebToken parse(String token) throws ParseException {
+        long now = System.currentTimeMillis();
+        JsonWebToken known = verified.get(token, now);
+        if (known != null) {
+            hits.increment();
+            return known;
+        }
+        misses.increment();
+        JsonWebToken fresh = super.parse(token);
+        verified.put(token, fresh, now);
+        return fresh;
+    }
+}

@@ -1,23 +1,58 @@
 package dev.ledgerline.transfers.idempotency;
 
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.vertx.core.json.JsonObject;
+
+import java.time.OffsetDateTime;
 import java.util.UUID;
 
 /**
- * What Redis holds for one (principal, key): an in-flight marker ({@code P|token|fingerprint}) while the
- * first request runs, then a completed entry ({@code C|fingerprint|transferId}).
+ * What Redis holds for one (principal, key):
+ * <ul>
+ *   <li>an in-flight marker {@code P|token|fingerprint} while the first request runs;</li>
+ *   <li>a completed entry {@code C|fingerprint|transferId} once the transfer is committed;</li>
+ *   <li>a final entry {@code F|fingerprint|{transfer as JSON}} once the transfer is {@code sent} or
+ *       {@code failed}. PostgreSQL refuses any change to a row in a final status (the transition
+ *       trigger), so this copy can never go stale, and a replay answered from it is the current
+ *       transfer without a database read.</li>
+ * </ul>
  */
-record IdempotencyEntry(boolean completed, String fingerprint, String token, UUID transferId) {
+record IdempotencyEntry(Kind kind, String fingerprint, String token, UUID transferId, Transfer last) {
+
+    enum Kind { IN_FLIGHT, COMPLETED, FINAL }
 
     static IdempotencyEntry inFlight(String token, String fingerprint) {
-        return new IdempotencyEntry(false, fingerprint, token, null);
+        return new IdempotencyEntry(Kind.IN_FLIGHT, fingerprint, token, null, null);
     }
 
     static IdempotencyEntry completed(String fingerprint, UUID transferId) {
-        return new IdempotencyEntry(true, fingerprint, null, transferId);
+        return new IdempotencyEntry(Kind.COMPLETED, fingerprint, null, transferId, null);
+    }
+
+    /** For a transfer in a final status only. */
+    static IdempotencyEntry finalState(Transfer transfer) {
+        if (!transfer.status().isTerminal()) {
+            throw new IllegalArgumentException("only a sent or failed transfer is final, not " + transfer.status());
+        }
+        return new IdempotencyEntry(Kind.FINAL, transfer.requestFingerprint(), null, transfer.id(), transfer);
+    }
+
+    /** The entry to keep for a committed transfer: final when it already is, else completed. */
+    static IdempotencyEntry of(Transfer transfer) {
+        return transfer.status().isTerminal() ? finalState(transfer) : completed(transfer.requestFingerprint(), transfer.id());
+    }
+
+    boolean completed() {
+        return kind != Kind.IN_FLIGHT;
     }
 
     String encode() {
-        return completed ? "C|" + fingerprint + "|" + transferId : "P|" + token + "|" + fingerprint;
+        return switch (kind) {
+            case IN_FLIGHT -> "P|" + token + "|" + fingerprint;
+            case COMPLETED -> "C|" + fingerprint + "|" + transferId;
+            case FINAL -> "F|" + fingerprint + "|" + toJson(last);
+        };
     }
 
     /** {@code null} for anything that is not an entry of ours: the database then decides. */
@@ -25,7 +60,7 @@ record IdempotencyEntry(boolean completed, String fingerprint, String token, UUI
         if (value == null) {
             return null;
         }
-        String[] parts = value.split("\\|", -1);
+        String[] parts = value.split("\\|", 3);
         if (parts.length != 3) {
             return null;
         }
@@ -33,10 +68,50 @@ record IdempotencyEntry(boolean completed, String fingerprint, String token, UUI
             return switch (parts[0]) {
                 case "C" -> completed(parts[1], UUID.fromString(parts[2]));
                 case "P" -> inFlight(parts[1], parts[2]);
+                case "F" -> {
+                    Transfer t = fromJson(parts[2]);
+                    yield t.requestFingerprint().equals(parts[1]) && t.status().isTerminal() ? finalState(t) : null;
+                }
                 default -> null;
             };
-        } catch (IllegalArgumentException garbled) {
+        } catch (RuntimeException garbled) {
             return null;
         }
+    }
+
+    private static String toJson(Transfer t) {
+        return new JsonObject()
+                .put("id", t.id().toString())
+                .put("userId", t.userId())
+                .put("fingerprint", t.requestFingerprint())
+                .put("amount", t.amount())
+                .put("currency", t.currency())
+                .put("iban", t.destinationIban())
+                .put("name", t.destinationName())
+                .put("description", t.description())
+                .put("reference", t.providerReference())
+                .put("status", t.status().db())
+                .put("version", t.version())
+                .put("failureReason", t.failureReason())
+                .put("createdAt", t.createdAt().toString())
+                .put("updatedAt", t.updatedAt().toString())
+                .encode();
+    }
+
+    private static Transfer fromJson(String json) {
+        JsonObject o = new JsonObject(json);
+        return new Transfer(UUID.fromString(o.getString("id")), required(o, "userId"), required(o, "fingerprint"),
+                o.getLong("amount"), required(o, "currency"), required(o, "iban"), required(o, "name"),
+                o.getString("description"), required(o, "reference"), TransferStatus.fromDb(required(o, "status")),
+                o.getLong("version"), o.getString("failureReason"),
+                OffsetDateTime.parse(required(o, "createdAt")), OffsetDateTime.parse(required(o, "updatedAt")));
+    }
+
+    private static String required(JsonObject o, String field) {
+        String value = o.getString(field);
+        if (value == null) {
+            throw new IllegalArgumentException("final entry without " + field);
+        }
+        return value;
     }
 }

@@ -63,29 +63,45 @@ public class IdempotencyService {
     public Uni<Accepted> accept(String principal, IdempotencyKey key, TransferRequest request) {
         String fingerprint = Fingerprint.of(request);
         String redisKey = redisKey(principal, key);
-        return read(redisKey).flatMap(value -> {
-            if (UNAVAILABLE.equals(value)) {
-                count("db", "redis_unavailable");
-                return insertOrFind(principal, key, request, fingerprint, redisKey, null);
-            }
-            IdempotencyEntry entry = IdempotencyEntry.decode(value);
-            if (entry == null) {
-                return markAndInsert(principal, key, request, fingerprint, redisKey);
-            }
-            if (!entry.completed()) {
-                count("fast", "in_flight");
-                throw inUse();
-            }
-            if (!entry.fingerprint().equals(fingerprint)) {
-                count("fast", "mismatch");
-                throw reused();
-            }
-            return replayFromCache(principal, key, request, fingerprint, redisKey, entry.transferId());
-        });
+        String marker = IdempotencyEntry.inFlight(RedisLock.newToken(), fingerprint).encode();
+        // one round trip: the key's entry if it has one, else our in-flight marker is set
+        return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
+                .onFailure().recoverWithItem(UNAVAILABLE)
+                .flatMap(value -> {
+                    if (value == null) {
+                        count("db", "first_use");
+                        return insertOrFind(principal, key, request, fingerprint, redisKey, marker);
+                    }
+                    if (UNAVAILABLE.equals(value)) {
+                        count("db", "redis_unavailable");
+                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+                    }
+                    IdempotencyEntry entry = IdempotencyEntry.decode(value);
+                    if (entry == null) {
+                        // not an entry of ours: the database decides, and remember() overwrites it
+                        count("db", "cache_unreadable");
+                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+                    }
+                    if (!entry.completed()) {
+                        count("fast", "in_flight");
+                        throw inUse();
+                    }
+                    if (!entry.fingerprint().equals(fingerprint)) {
+                        count("fast", "mismatch");
+                        throw reused();
+                    }
+                    if (entry.kind() == IdempotencyEntry.Kind.FINAL && entry.last().userId().equals(principal)) {
+                        // sent or failed: the row can no longer change, so this copy is the current transfer
+                        count("fast", "replay_final");
+                        return Uni.createFrom().item(new Accepted(entry.last(), true));
+                    }
+                    return replayFromDatabase(principal, key, request, fingerprint, redisKey, entry.transferId());
+                });
     }
 
-    private Uni<Accepted> replayFromCache(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                          String redisKey, UUID transferId) {
+    /** A completed entry whose transfer was still moving when it was written: the row has the current state. */
+    private Uni<Accepted> replayFromDatabase(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                             String redisKey, UUID transferId) {
         return transfers.findById(transferId).flatMap(original -> {
             if (original == null || !original.userId().equals(principal)) {
                 // an entry that the database does not back (e.g. a restored database): let the database decide
@@ -93,28 +109,11 @@ public class IdempotencyService {
                 return insertOrFind(principal, key, request, fingerprint, redisKey, null);
             }
             count("fast", "replay");
-            return Uni.createFrom().item(new Accepted(original, true));
+            Uni<Void> keepFinal = original.status().isTerminal()
+                    ? cache.replace(redisKey, IdempotencyEntry.finalState(original).encode()).onFailure().recoverWithNull()
+                    : Uni.createFrom().voidItem();
+            return keepFinal.replaceWith(new Accepted(original, true));
         });
-    }
-
-    private Uni<Accepted> markAndInsert(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                        String redisKey) {
-        String marker = IdempotencyEntry.inFlight(RedisLock.newToken(), fingerprint).encode();
-        return cache.setIfAbsent(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
-                .onFailure().recoverWithItem(e -> null)
-                .flatMap(set -> {
-                    if (set == null) {
-                        count("db", "redis_unavailable");
-                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
-                    }
-                    if (!set) {
-                        // another request marked or completed the key between our read and our write
-                        count("fast", "in_flight");
-                        return Uni.createFrom().failure(inUse());
-                    }
-                    count("db", "first_use");
-                    return insertOrFind(principal, key, request, fingerprint, redisKey, marker);
-                });
     }
 
     /** The database path: insert, or find the original and compare fingerprints. */
@@ -149,15 +148,11 @@ public class IdempotencyService {
 
     /** The completed entry replaces our marker; if Redis is gone the database still remembers. */
     private Uni<Void> remember(String redisKey, Transfer transfer) {
-        String entry = IdempotencyEntry.completed(transfer.requestFingerprint(), transfer.id()).encode();
+        String entry = IdempotencyEntry.of(transfer).encode();
         return cache.set(redisKey, entry, config.idempotency().retention().toMillis())
                 .onFailure().invoke(e -> LOG.debugf("transferId=%s step=idempotency could not cache the completed key: %s",
                         transfer.id(), e.toString()))
                 .onFailure().recoverWithNull();
-    }
-
-    private Uni<String> read(String redisKey) {
-        return cache.get(redisKey).onFailure().recoverWithItem(UNAVAILABLE);
     }
 
     private static String newProviderReference() {

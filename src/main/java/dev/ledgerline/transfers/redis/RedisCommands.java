@@ -27,6 +27,19 @@ public class RedisCommands {
               return 0
             end""";
 
+    /**
+     * The value of KEYS[1] if it has one; otherwise sets it to ARGV[1] with a PX ttl of ARGV[2] and
+     * answers nil. One round trip for "read the entry, or mark the key": {@code SET … NX GET} does the
+     * same but needs Redis 7, and this must work on 6.2 too.
+     */
+    public static final String GET_OR_SET = """
+            local v = redis.call('GET', KEYS[1])
+            if v then
+              return v
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return false""";
+
     private final ReactiveRedisDataSource redis;
 
     public RedisCommands(ReactiveRedisDataSource redis) {
@@ -49,6 +62,16 @@ public class RedisCommands {
     public Uni<Boolean> setIfAbsent(String key, String value, long ttlMillis) {
         return execute("SET", key, value, "NX", "PX", Long.toString(ttlMillis))
                 .map(r -> r != null && "OK".equals(r.toString()));
+    }
+
+    /** The key's value when it had one (nothing is written then); {@code null} when this call set it to {@code value}. */
+    public Uni<String> getOrSet(String key, String value, long ttlMillis) {
+        return execute("EVAL", GET_OR_SET, "1", key, value, Long.toString(ttlMillis)).map(r -> r == null ? null : r.toString());
+    }
+
+    /** {@code SET key value XX KEEPTTL}: replaces an existing value, keeps its expiry, never creates the key. */
+    public Uni<Void> replace(String key, String value) {
+        return execute("SET", key, value, "XX", "KEEPTTL").replaceWithVoid();
     }
 
     /** {@code SET key value PX ttl}. */

@@ -73,6 +73,51 @@ class IdempotencyFastPathTest {
         assertEquals(inserts + 1, Statements.inserts(), "a replay without its Redis entry is decided by the unique constraint");
     }
 
+    /**
+     * Once the transfer is final (sent), the first replay reads the row and keeps it in the Redis entry; a
+     * final row can never change (the transition trigger), so later replays send no statement at all and
+     * still answer with exactly what a GET of the transfer answers.
+     */
+    @Test
+    void aReplayOfAFinishedTransferIsAnsweredWithoutAnyStatement() {
+        String token = writer("fast");
+        String key = newKey();
+        String id = Api.post(token, key, body(112)).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        Response current = Api.get(token, id);
+        current.then().statusCode(200);
+
+        long reads = Statements.postPath();
+        Api.post(token, key, body(112)).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        assertEquals(reads + 1, Statements.postPath(), "the first replay after the transfer finished reads the row once");
+
+        for (int i = 0; i < 5; i++) {
+            Response replay = Api.post(token, key, body(112));
+            replay.then().statusCode(201).header("Idempotent-Replayed", "true")
+                    .header("Location", "/v1/transfers/" + id)
+                    .header("ETag", current.header("ETag"));
+            assertEquals(current.jsonPath().getMap(""), replay.jsonPath().getMap(""), "the same body as GET /v1/transfers/{id}");
+        }
+        assertEquals(reads + 1, Statements.postPath(), "later replays are answered from Redis alone");
+        Api.post(token, key, body(113)).then().statusCode(422);
+        assertEquals(reads + 1, Statements.postPath(), "and so is a different body under the key");
+    }
+
+    @Test
+    void anUnreadableEntryIsDecidedByPostgresAndReplaced() {
+        String token = writer("fast");
+        String key = newKey();
+        String id = Api.post(token, key, body(114)).then().statusCode(201).extract().path("id");
+        String redisKey = IdempotencyService.redisKey("fast", IdempotencyKey.parse(key));
+        redis.set(redisKey, "F|garbled|{not json", 60_000).await().atMost(WAIT);
+
+        Api.post(token, key, body(114)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        Api.post(token, key, body(115)).then().statusCode(422);
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+        String entry = redis.get(redisKey).await().atMost(WAIT);
+        assertTrue(IdempotencyEntry.decode(entry) != null && IdempotencyEntry.decode(entry).completed(), "replaced: " + entry);
+    }
+
     @Test
     void aDifferentPayloadUnderACachedKeyIsRejectedWithoutTouchingPostgres() {
         String token = writer("fast");

@@ -1,0 +1,60 @@
+package dev.ledgerline.transfers.idempotency;
+
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import org.junit.jupiter.api.Test;
+
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** The Redis entry formats: what goes in comes out, and anything else is "not ours" (the database decides). */
+class IdempotencyEntryTest {
+
+    private static final String FP = "a".repeat(64);
+
+    @Test
+    void aFinalEntryKeepsTheWholeTransferExactly() {
+        OffsetDateTime created = OffsetDateTime.of(2026, 11, 29, 23, 59, 58, 123_456_000, ZoneOffset.UTC);
+        for (Transfer t : new Transfer[] {
+                transfer(TransferStatus.SENT, "rent | November \"2026\" ünïcödé", null, created),
+                transfer(TransferStatus.FAILED, null, "insufficient funds | account closed", created.withOffsetSameInstant(ZoneOffset.ofHours(2)))}) {
+            IdempotencyEntry decoded = IdempotencyEntry.decode(IdempotencyEntry.finalState(t).encode());
+            assertEquals(IdempotencyEntry.Kind.FINAL, decoded.kind());
+            assertEquals(t, decoded.last());
+            assertEquals(FP, decoded.fingerprint());
+        }
+    }
+
+    @Test
+    void onlyAFinalTransferMakesAFinalEntry() {
+        Transfer moving = transfer(TransferStatus.PROCESSING, null, null, OffsetDateTime.now(ZoneOffset.UTC));
+        assertThrows(IllegalArgumentException.class, () -> IdempotencyEntry.finalState(moving));
+        assertEquals(IdempotencyEntry.Kind.COMPLETED, IdempotencyEntry.of(moving).kind());
+    }
+
+    @Test
+    void markersAndCompletedEntriesRoundTrip() {
+        UUID id = UUID.randomUUID();
+        assertEquals(IdempotencyEntry.completed(FP, id), IdempotencyEntry.decode("C|" + FP + "|" + id));
+        assertEquals(IdempotencyEntry.inFlight("tok", FP), IdempotencyEntry.decode("P|tok|" + FP));
+    }
+
+    @Test
+    void anythingElseIsNotOurs() {
+        String sent = IdempotencyEntry.finalState(transfer(TransferStatus.SENT, null, null, OffsetDateTime.now(ZoneOffset.UTC))).encode();
+        for (String garbage : new String[] {"", "C|x", "C|" + FP + "|not-a-uuid", "X|a|b", "F|" + FP + "|{not json",
+                "F|" + FP + "|{}", sent.replace("\"sent\"", "\"processing\""), sent.replace("F|" + FP, "F|" + "b".repeat(64))}) {
+            assertNull(IdempotencyEntry.decode(garbage), garbage);
+        }
+    }
+
+    private static Transfer transfer(TransferStatus status, String description, String reason, OffsetDateTime at) {
+        return new Transfer(UUID.randomUUID(), "alice", FP, 1250, "EUR", "DE89370400440532013000", "Ada Lovelace",
+                description, "ll_" + "0".repeat(32), status, status.isTerminal() ? 2 : 1, reason, at, at.plusSeconds(1));
+    }
+}

@@ -94,7 +94,7 @@ public class TransferResource {
                 .invoke(accepted -> {
                     if (!accepted.replayed()) {
                         Transfer created = accepted.transfer();
-                        dispatcher.dispatch(new TransferRepository.Seen(created.id(), created.status(), created.version()),
+                        dispatcher.dispatchAccepted(new TransferRepository.Seen(created.id(), created.status(), created.version()),
                                 "dispatched on accept");
                     }
                     outcome(accepted.replayed() ? "replayed" : "created");

@@ -22,23 +22,31 @@ public class Dispatcher {
     private final TransferProcessor processor;
     private final int maxInFlight;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final MeterRegistry metrics;
+    private final io.micrometer.core.instrument.Counter started;
+    private final io.micrometer.core.instrument.Counter deferred;
 
     public Dispatcher(TransferProcessor processor, LedgerlineConfig config, MeterRegistry metrics) {
         this.processor = processor;
         this.maxInFlight = config.pipeline().maxInFlight();
-        this.metrics = metrics;
         metrics.gauge("ledgerline.pipeline.in_flight", inFlight);
+        this.started = metrics.counter("ledgerline.dispatch", "result", "started");
+        this.deferred = metrics.counter("ledgerline.dispatch", "result", "deferred");
     }
 
-    /** Fire and forget: {@code false} when the instance is at its bound and the sweeper will take it. */
-    public boolean dispatch(Seen seen, String why) {
+    /**
+     * Fire and forget, for a transfer this instance has just committed ({@link TransferProcessor#processJustAccepted}):
+     * {@code false} when the instance is at its bound and the sweeper will take it.
+     */
+    public boolean dispatchAccepted(Seen seen, String why) {
         if (!tryEnter()) {
-            metrics.counter("ledgerline.dispatch", "result", "deferred").increment();
+            deferred.increment();
             return false;
         }
-        metrics.counter("ledgerline.dispatch", "result", "started").increment();
-        run(seen, why).subscribe().with(outcome -> { }, failure -> { });
+        started.increment();
+        processor.processJustAccepted(seen, why)
+                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
+                .eventually(inFlight::decrementAndGet)
+                .subscribe().with(outcome -> { }, failure -> { });
         return true;
     }
 

@@ -159,7 +159,7 @@ class OperationsTest {
         Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
                 .body(containsString("ledgerline_transfers_requests_total{outcome=\"created\""))
                 .body(containsString("ledgerline_idempotency_total"))
-                .body(containsString("ledgerline_lock_acquire_total{result=\"acquired\""))
+                .body(containsString("ledgerline_lock_acquire_total{result=\"not_needed\""))
                 .body(containsString("ledgerline_claim_total{result=\"won\""))
                 .body(containsString("ledgerline_provider_send_total{outcome=\"completed\""))
                 .body(containsString("ledgerline_transfers_finished_total{status=\"sent\""))

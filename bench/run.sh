@@ -37,7 +37,7 @@ if [ "$QUICK" = 1 ]; then
   STEP_S=2; MEASURE_S=3; PGB_S=3; WARM_S=3; SEED=200; PROFILE_S=3
   RATES_NEW="50 100"; RATES_REPLAY="100 200"; RATES_POLL="100 200"; RATES_MIX="50 100"
 else
-  STEP_S=6; MEASURE_S=15; PGB_S=20; WARM_S=10; SEED=2000; PROFILE_S=15
+  STEP_S=6; MEASURE_S=15; PGB_S=20; WARM_S=20; SEED=2000; PROFILE_S=15
   RATES_NEW="50 100 200 300 450 700 1000 1500 2200 3000"
   RATES_REPLAY="100 250 500 1000 2000 3000 4500 6500 8000 10000 12000"
   RATES_POLL="100 250 500 1000 2000 3000 4500 6500 8000 10000 12000"
@@ -48,6 +48,7 @@ mkdir -p "$OUT"
 rm -f "$OUT"/*.hgrm "$OUT"/*.jsonl "$OUT"/*.json "$OUT"/*.log "$OUT"/*.jfr "$OUT"/*.txt
 LOAD_LOG=$OUT/load.txt; : > "$LOAD_LOG"
 PIDS=()
+EXTRA_ENV=()
 
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/run.log"; }
 load_now() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -86,7 +87,8 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "building the driver: ./mvnw -B -q -f bench/driver/pom.xml package"
   ./mvnw -B -q -f bench/driver/pom.xml package
 fi
-DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
+# C1 only: the driver is a fresh JVM for every step, and C2 compiling it would take CPU from the service it measures
+DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"
 
 # ---------------------------------------------------------------- servers
@@ -99,8 +101,10 @@ psql_q() { psql -X -q -t -A -d "$DB" -c "$1"; }
 # ---------------------------------------------------------------- database limit (pgbench), before anything of ours runs
 pgbench_limit() { # label -> appends {"label","tps","latency_ms"} to pgbench.jsonl; a fresh scratch database each time
   dropdb --if-exists "$PGB_DB"; createdb "$PGB_DB"
-  psql -X -q -d "$PGB_DB" -v ON_ERROR_STOP=1 -f src/main/resources/db/migration/V1__transfers.sql \
-    -f src/main/resources/db/migration/V2__transfer_notifications.sql >/dev/null
+  local migration
+  for migration in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do   # every migration, in Flyway's order
+    psql -X -q -d "$PGB_DB" -v ON_ERROR_STOP=1 -f "$migration" >/dev/null
+  done
   [ -n "${2:-}" ] && psql -X -q -d "$PGB_DB" -c "$2" >/dev/null
   sample_load "pgbench-$1"
   pgbench -n -M prepared -c "$POOL" -j 2 -T "$PGB_S" -f bench/transfer.pgbench "$PGB_DB" > "$OUT/pgbench-$1.txt" 2>&1
@@ -126,7 +130,9 @@ start_service() { # port redis-url log [extra jvm args...]
     QUARKUS_HTTP_PORT="$port" \
     QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:5432/$DB" \
     QUARKUS_DATASOURCE_USERNAME=postgres \
-    QUARKUS_REDIS_HOSTS="$redis" \
+    QUARKUS_REDIS_HOSTS="$redis" "${EXTRA_ENV[@]}" \
+    LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
+    LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:$PROVIDER_PORT/provider" \
     "$JAVA" "$@" -jar "$ROOT/target/quarkus-app/quarkus-run.jar" > "$logf" 2>&1 &
@@ -218,11 +224,12 @@ start_service "$SVC_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service.log"
 SVC1=$SVC_PID
 
 log "warm-up ($WARM_S s of new transfers, then seeding $SEED transfers for replays and polls)"
-run_load new 100 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+run_load new 150 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 "${DRIVER[@]}" seed --url="http://127.0.0.1:$SVC_PORT" --key="$OUT/keys/private.pk8" --count="$SEED" --prefix=seed --ids="$OUT/seed-ids.txt"
 wait_all_final 60
-run_load replay 300 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
-run_load poll 300 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+# the service's JIT needs tens of seconds of real traffic on 2 shared cores before its numbers settle
+run_load replay 800 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+run_load poll 800 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 log "  redis db $REDIS_DB holds $(redis-cli -n $REDIS_DB dbsize) keys (the service writes only there)"
 
 log "scenario 1: new transfers, unique keys"
@@ -242,16 +249,26 @@ run_load new "$S1_RATE" "$PROFILE_S" profile "$SVC_PORT" > "$OUT/profile-run.jso
 "$jcmd_bin" "$SVC1" JFR.stop name=bench >/dev/null
 wait_all_final 30
 
-log "what-if (not a service change): scenario 1 with the transfers_notify trigger dropped in the bench database"
-psql_q "DROP TRIGGER transfers_notify ON transfers"
-search new "$RATES_NEW" "$SVC_PORT" w1-no-notify; measure new "$SVC_PORT" w1-no-notify; wait_all_final 30
-psql_q "CREATE TRIGGER transfers_notify AFTER INSERT OR UPDATE OF version ON transfers FOR EACH ROW EXECUTE FUNCTION transfers_notify()"
+# what the first instance counted: token-cache hits, idempotency paths, lock results (the report quotes them)
+curl -fsS "http://127.0.0.1:$SVC_PORT/q/metrics" | grep -E '^ledgerline_(auth_token_cache|idempotency|lock_acquire|dispatch|claim|pipeline_passes)_total' \
+  > "$OUT/metrics-svc1.txt" || true
 stop_pid "$SVC1"
+
+# A/B in the same run: the verified-token cache (security/VerifiedTokens) off, everything else equal, replays at
+# scenario 2's two measured rates. Same seed data, a fresh instance warmed the same way.
+S2_RATE=$(jq -r 'select(.name=="s2-replay" and .phase=="sustainable") | .offered' "$OUT/results.jsonl" | cut -d. -f1)
+log "A/B: scenario 2 at $S2_RATE/s and $(( S2_RATE / 2 ))/s on an instance with LEDGERLINE_TOKEN_CACHE_MAX_ENTRIES=0"
+EXTRA_ENV=(LEDGERLINE_TOKEN_CACHE_MAX_ENTRIES=0)
+start_service "$SVC2_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service-nocache.log"
+EXTRA_ENV=()
+run_load replay 800 "$WARM_S" warm-nocache "$SVC2_PORT" >> "$OUT/warmup.jsonl"
+BEST=$S2_RATE; measure replay "$SVC2_PORT" ab-no-token-cache
+stop_pid "$SVC_PID"
 
 log "scenario 5: scenario 1 with Redis unreachable: a second instance with QUARKUS_REDIS_HOSTS=redis://127.0.0.1:$DEAD_REDIS_PORT (nothing listens)"
 start_service "$SVC2_PORT" "redis://127.0.0.1:$DEAD_REDIS_PORT/$REDIS_DB" "$OUT/service-noredis.log"
 SVC2=$SVC_PID
-run_load new 100 "$WARM_S" warm5 "$SVC2_PORT" >> "$OUT/warmup.jsonl"
+run_load new 150 "$WARM_S" warm5 "$SVC2_PORT" >> "$OUT/warmup.jsonl"
 search new "$RATES_NEW" "$SVC2_PORT" s5-noredis; measure new "$SVC2_PORT" s5-noredis; wait_all_final 30
 stop_pid "$SVC2"
 
@@ -277,7 +294,7 @@ log "totals: provider duplicates=$FINAL_DUPS; transfers by status: $STATUS; clai
 sample_load end
 
 CHART_ARGS=()
-for f in s1-new s2-replay s3-mix s4-poll s5-noredis w1-no-notify; do
+for f in s1-new s2-replay s3-mix s4-poll s5-noredis ab-no-token-cache; do
   r=$(jq -r --arg n "$f" 'select(.name==$n and .phase=="sustainable") | .offered' "$OUT/results.jsonl" | cut -d. -f1)
   h=$(jq -r --arg n "$f" 'select(.name==$n and .phase=="half") | .offered' "$OUT/results.jsonl" | cut -d. -f1)
   CHART_ARGS+=("$f @ $r/s=$OUT/$f-peak.hgrm" "$f @ $h/s (50%)=$OUT/$f-half.hgrm")

@@ -1,5 +1,14 @@
 package dev.ledgerline.bench;
 
+import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.SynchronizedHistogram;
 
@@ -197,7 +206,8 @@ public final class Driver {
     /**
      * Open model. Options: url, key, scenario (new|replay|mix|poll), rate (req/s), duration (s), prefix (for new keys),
      * seed-prefix and seed-count (replayed keys), ids (file of seeded ids, for polls), hgrm (percentile file to write),
-     * label, max-in-flight (requests outstanding beyond this are not sent and count as errors).
+     * label, max-in-flight (requests outstanding beyond this are not sent and count as errors), connections (keep-alive
+     * connections at most; requests beyond them wait in the client's queue, and that wait counts as latency).
      */
     static void load(Map<String, String> o) throws Exception {
         URI base = localBase(o);
@@ -213,9 +223,21 @@ public final class Driver {
         int seedCount = Integer.parseInt(o.getOrDefault("seed-count", "0"));
         List<String> ids = o.containsKey("ids") && Files.exists(Path.of(o.get("ids"))) ? Files.readAllLines(Path.of(o.get("ids"))) : List.of();
         int maxInFlight = Integer.parseInt(o.getOrDefault("max-in-flight", "4000"));
-        long total = Math.round(rate * seconds);
+        // the driver is a fresh JVM each run: its first second (class loading, JIT, opening connections) would show
+        // up as the service's latency. So the same schedule runs --warmup seconds first, unrecorded, and the
+        // measured window follows without a gap.
+        double warmup = Double.parseDouble(o.getOrDefault("warmup", "2"));
+        long warmCount = Math.round(rate * warmup);
+        long total = warmCount + Math.round(rate * seconds);
 
-        HttpClient client = client();
+        // Vert.x HTTP/1.1 client on one event loop, keep-alive connections (up to --connections), no pipelining:
+        // at thousands of requests per second it costs the shared cores far less than the JDK HttpClient did
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1));
+        io.vertx.core.http.HttpClient http = vertx.createHttpClient(
+                new HttpClientOptions().setKeepAlive(true).setPipelining(false).setConnectTimeout(5000),
+                new PoolOptions().setHttp1MaxSize(Integer.parseInt(o.getOrDefault("connections", "256"))).setMaxWaitQueueSize(-1));
+        Buffer body = Buffer.buffer(BODY);
+        String bearer = "Bearer " + token;
         Histogram all = new SynchronizedHistogram(TimeUnit.SECONDS.toMicros(60), 3);
         Map<Kind, Histogram> byKind = new HashMap<>();
         for (Kind k : Kind.values()) {
@@ -229,40 +251,57 @@ public final class Driver {
         AtomicLong lastDone = new AtomicLong();
 
         double intervalNanos = 1e9 / rate;
-        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
-        long startEpochMs = System.currentTimeMillis() + 20;
+        long scheduleStart = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        long start = scheduleStart + (long) (warmCount * intervalNanos);
+        long startEpochMs = System.currentTimeMillis() + 20 + (start - scheduleStart) / 1_000_000;
         long maxLag = 0;
         for (long i = 0; i < total; i++) {
-            long intended = start + (long) (i * intervalNanos);
+            long intended = scheduleStart + (long) (i * intervalNanos);
+            boolean measured = i >= warmCount;
             long now;
             while ((now = System.nanoTime()) < intended) {
                 LockSupport.parkNanos(intended - now);
             }
-            maxLag = Math.max(maxLag, now - intended);
+            if (measured) {
+                maxLag = Math.max(maxLag, now - intended);
+            }
             Kind kind = kind(scenario, i);
             if (inFlight.get() >= maxInFlight) {
                 // never silently skipped: an unsent request is an error and its "latency" is the full timeout
-                notSent.increment();
-                errors.increment();
-                all.recordValue(TimeUnit.SECONDS.toMicros(10));
-                byKind.get(kind).recordValue(TimeUnit.SECONDS.toMicros(10));
+                if (measured) {
+                    notSent.increment();
+                    errors.increment();
+                    all.recordValue(TimeUnit.SECONDS.toMicros(10));
+                    byKind.get(kind).recordValue(TimeUnit.SECONDS.toMicros(10));
+                }
                 continue;
             }
-            HttpRequest request = switch (kind) {
-                case NEW -> post(base, token, prefix + "-" + i);
-                case REPLAY -> post(base, token, seedPrefix + "-" + (i % seedCount));
-                case POLL -> get(base, token, ids.get((int) (i % ids.size())));
-            };
+            RequestOptions request = new RequestOptions().setHost(base.getHost()).setPort(base.getPort())
+                    .setIdleTimeout(10_000).putHeader("Authorization", bearer);
+            switch (kind) {
+                case NEW -> request.setMethod(HttpMethod.POST).setURI("/v1/transfers")
+                        .putHeader("Content-Type", "application/json").putHeader("Idempotency-Key", prefix + "-" + i);
+                case REPLAY -> request.setMethod(HttpMethod.POST).setURI("/v1/transfers")
+                        .putHeader("Content-Type", "application/json").putHeader("Idempotency-Key", seedPrefix + "-" + (i % seedCount));
+                case POLL -> request.setMethod(HttpMethod.GET).setURI("/v1/transfers/" + ids.get((int) (i % ids.size())));
+            }
             inFlight.incrementAndGet();
-            client.sendAsync(request, HttpResponse.BodyHandlers.discarding())
-                    .whenComplete((r, e) -> {
+            http.request(request)
+                    .compose(req -> kind == Kind.POLL ? req.send() : req.send(body))
+                    .compose(resp -> resp.end().map(ignored -> resp))
+                    .onComplete(ar -> {
+                        HttpClientResponse r = ar.result();
+                        Throwable e = ar.cause();
                         long done = System.nanoTime();
+                        inFlight.decrementAndGet();
+                        if (!measured) {
+                            return;
+                        }
                         long micros = Math.max(1, (done - intended) / 1000);
                         all.recordValue(Math.min(micros, all.getHighestTrackableValue()));
                         byKind.get(kind).recordValue(Math.min(micros, all.getHighestTrackableValue()));
                         lastDone.accumulateAndGet(done, Math::max);
-                        inFlight.decrementAndGet();
-                        String problem = e != null ? e.getClass().getSimpleName() : expected(kind, r);
+                        String problem = e != null ? e.getClass().getSimpleName() : expected(kind, r.statusCode(), r.headers());
                         if (problem == null) {
                             ok.increment();
                         } else {
@@ -297,11 +336,12 @@ public final class Driver {
         StringBuilder ek = new StringBuilder();
         errorKinds.forEach((k, v) -> ek.append(ek.length() == 0 ? "" : ",").append('"').append(k).append("\":").append(v.sum()));
         System.out.printf(Locale.ROOT,
-                "{\"label\":\"%s\",\"startEpochMs\":%d,\"endEpochMs\":%d,\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
+                "{\"label\":\"%s\",\"startEpochMs\":%d,\"endEpochMs\":%d,\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"warmup\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
                         + "\"notSent\":%d,\"achieved\":%.1f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f,"
                         + "\"schedulerMaxLagMs\":%.2f,\"errorKinds\":{%s}%s}%n",
-                label, startEpochMs, endEpochMs, scenario, rate, seconds, total, ok.sum(), errors.sum(), notSent.sum(), achieved,
+                label, startEpochMs, endEpochMs, scenario, rate, seconds, warmup, total - warmCount, ok.sum(), errors.sum(), notSent.sum(), achieved,
                 ms(all, 50), ms(all, 90), ms(all, 99), ms(all, 99.9), all.getMaxValue() / 1000.0, maxLag / 1e6, ek, kinds);
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
     static double ms(Histogram h, double percentile) {
@@ -323,11 +363,10 @@ public final class Driver {
     }
 
     /** null when the answer is what the scenario expects, else a short name for the deviation. */
-    static String expected(Kind kind, HttpResponse<?> r) {
-        int s = r.statusCode();
+    static String expected(Kind kind, int s, MultiMap headers) {
         return switch (kind) {
-            case NEW -> s == 201 && r.headers().firstValue("Idempotent-Replayed").isEmpty() ? null : "new:" + s;
-            case REPLAY -> s == 201 && r.headers().firstValue("Idempotent-Replayed").isPresent() ? null : "replay:" + s;
+            case NEW -> s == 201 && headers.get("Idempotent-Replayed") == null ? null : "new:" + s;
+            case REPLAY -> s == 201 && headers.get("Idempotent-Replayed") != null ? null : "replay:" + s;
             case POLL -> s == 200 ? null : "poll:" + s;
         };
     }

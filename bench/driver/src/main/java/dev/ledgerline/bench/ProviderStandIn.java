@@ -1,17 +1,14 @@
 package dev.ledgerline.bench;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+
 
 /**
  * The payment provider, zero latency, on 127.0.0.1:PORT, speaking the contract the service's REST client
@@ -28,27 +25,26 @@ final class ProviderStandIn {
     private static final LongAdder DUPLICATES = new LongAdder();
     private static final LongAdder LOOKUPS = new LongAdder();
 
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) {
         int port = Integer.parseInt(args[0]);
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
-        server.setExecutor(Executors.newFixedThreadPool(4));
-        server.createContext("/provider/payments", ProviderStandIn::payments);
-        server.createContext("/provider/stats", ex -> {
-            drain(ex);
-            answer(ex, 200, "{\"payments\":" + EXECUTIONS.size() + ",\"executions\":" + SENDS.sum()
-                    + ",\"duplicateExecutions\":" + DUPLICATES.sum() + ",\"lookups\":" + LOOKUPS.sum() + "}");
-        });
-        server.start();
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1));
+        vertx.createHttpServer().requestHandler(ProviderStandIn::handle)
+                .listen(port, "127.0.0.1")
+                .toCompletionStage().toCompletableFuture().join();
         System.out.println("provider stand-in on 127.0.0.1:" + port);
     }
 
-    private static void payments(HttpExchange ex) throws IOException {
-        drain(ex);
-        String path = ex.getRequestURI().getPath();
-        if ("POST".equals(ex.getRequestMethod()) && path.equals("/provider/payments")) {
-            String reference = ex.getRequestHeaders().getFirst("Idempotency-Key");
+    private static void handle(HttpServerRequest req) {
+        String path = req.path();
+        if (path.equals("/provider/stats")) {
+            answer(req, 200, "{\"payments\":" + EXECUTIONS.size() + ",\"executions\":" + SENDS.sum()
+                    + ",\"duplicateExecutions\":" + DUPLICATES.sum() + ",\"lookups\":" + LOOKUPS.sum() + "}");
+            return;
+        }
+        if (req.method() == HttpMethod.POST && path.equals("/provider/payments")) {
+            String reference = req.getHeader("Idempotency-Key");
             if (reference == null || reference.isBlank()) {
-                answer(ex, 400, "{\"status\":\"rejected\",\"reason\":\"missing Idempotency-Key\"}");
+                answer(req, 400, "{\"status\":\"rejected\",\"reason\":\"missing Idempotency-Key\"}");
                 return;
             }
             SENDS.increment();
@@ -56,42 +52,30 @@ final class ProviderStandIn {
             if (n > 1) {
                 DUPLICATES.increment();
             }
-            answer(ex, 201, payment(reference, n));
+            answer(req, 201, payment(reference, n));
             return;
         }
-        if ("GET".equals(ex.getRequestMethod()) && path.startsWith("/provider/payments/")) {
+        if (req.method() == HttpMethod.GET && path.startsWith("/provider/payments/")) {
             LOOKUPS.increment();
             String reference = path.substring("/provider/payments/".length());
             AtomicInteger n = EXECUTIONS.get(reference);
             if (n == null) {
-                answer(ex, 404, "{\"status\":\"not_found\"}");
+                answer(req, 404, "{\"status\":\"not_found\"}");
             } else {
-                answer(ex, 200, payment(reference, n.get()));
+                answer(req, 200, payment(reference, n.get()));
             }
             return;
         }
-        answer(ex, 405, "{}");
+        answer(req, 405, "{}");
     }
 
     private static String payment(String reference, int executions) {
         return "{\"reference\":\"" + reference + "\",\"status\":\"completed\",\"executions\":" + executions + "}";
     }
 
-    private static void drain(HttpExchange ex) throws IOException {
-        try (InputStream in = ex.getRequestBody()) {
-            in.readAllBytes();
-        }
-    }
-
-    private static void answer(HttpExchange ex, int status, String json) throws IOException {
-        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(status, bytes.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(bytes);
-        }
-    }
-
-    private ProviderStandIn() {
+    /** Answers once the request body has arrived (it is not needed: the reference is the idempotency key). */
+    private static void answer(HttpServerRequest req, int status, String json) {
+        req.end().onComplete(ignored -> req.response().setStatusCode(status)
+                .putHeader("Content-Type", "application/json").end(json));
     }
 }

@@ -1,23 +1,30 @@
 package dev.ledgerline.transfers.redis;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
-import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
-import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
-import org.eclipse.microprofile.faulttolerance.Timeout;
+
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Every Redis command of the service goes through here, under one short timeout and one breaker:
- * "Redis is down" is a single fact, so the lock and the idempotency fast path learn it together, fail
- * fast while it lasts, and resume together when a trial call succeeds. Callers treat a failed
- * {@code Uni} as "Redis could not answer" and fall back to PostgreSQL.
+ * "Redis is down" is a single fact, so the lock, the rate limiter and the idempotency fast path learn it
+ * together, fail fast while it lasts, and resume together when a trial call succeeds. Callers treat a
+ * failed {@code Uni} as "Redis could not answer" and fall back to PostgreSQL (or to local buckets).
+ *
+ * <p>The timeout is a Vert.x timer on the caller's event loop and the breaker is {@link Breaker}: the
+ * same rules as the SmallRye Fault Tolerance annotations that were here before (250 ms; 8 calls, 50 %,
+ * 2 s, one successful trial), at a fraction of their per-call cost.
  */
 @ApplicationScoped
 public class RedisCommands {
 
-    public static final String BREAKER = "redis";
 
     /** Deletes the key only if it still holds the given value. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts. */
     public static final String COMPARE_AND_DELETE = """
@@ -40,17 +47,86 @@ public class RedisCommands {
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             return false""";
 
-    private final ReactiveRedisDataSource redis;
+    /** Longest wait for one command's answer. */
+    static final long TIMEOUT_MS = 250;
 
-    public RedisCommands(ReactiveRedisDataSource redis) {
+    private final ReactiveRedisDataSource redis;
+    private final Vertx vertx;
+    private final Breaker breaker = new Breaker(8, 0.5, 2_000_000_000L);
+    private final Counter answered;
+    private final Counter failed;
+    private final Counter timedOut;
+    private final Counter refused;
+
+    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, MeterRegistry metrics) {
         this.redis = redis;
+        this.vertx = vertx;
+        this.answered = metrics.counter("ledgerline.redis.commands", "result", "answered");
+        this.failed = metrics.counter("ledgerline.redis.commands", "result", "failed");
+        this.timedOut = metrics.counter("ledgerline.redis.commands", "result", "timed_out");
+        this.refused = metrics.counter("ledgerline.redis.commands", "result", "breaker_open");
+        Gauge.builder("ledgerline.redis.breaker.open", breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1)
+                .description("1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks")
+                .register(metrics);
     }
 
-    @Timeout(250)
-    @CircuitBreaker(requestVolumeThreshold = 8, failureRatio = 0.5, delay = 2000, successThreshold = 1)
-    @CircuitBreakerName(BREAKER)
+    /** Sends one command: fails at once while the breaker is open, and after {@value #TIMEOUT_MS} ms without an answer. */
     public Uni<Response> execute(String command, String... args) {
-        return redis.execute(command, args);
+        if (!breaker.allow(System.nanoTime())) {
+            refused.increment();
+            return Uni.createFrom().failure(new RedisUnavailableException("the Redis breaker is open"));
+        }
+        return Uni.createFrom().emitter(emitter -> {
+            AtomicBoolean settled = new AtomicBoolean();
+            long timer = vertx.setTimer(TIMEOUT_MS, id -> {
+                if (settled.compareAndSet(false, true)) {
+                    timedOut.increment();
+                    breaker.failed(System.nanoTime());
+                    emitter.fail(new TimeoutException("Redis did not answer " + command + " within " + TIMEOUT_MS + " ms"));
+                }
+            });
+            emitter.onTermination(() -> {
+                // cancelled by the caller: no verdict on Redis, but a trial call must not stay open for ever
+                if (settled.compareAndSet(false, true)) {
+                    vertx.cancelTimer(timer);
+                    breaker.failed(System.nanoTime());
+                }
+            });
+            redis.execute(command, args).subscribe().with(
+                    response -> {
+                        if (settled.compareAndSet(false, true)) {
+                            vertx.cancelTimer(timer);
+                            answered.increment();
+                            breaker.succeeded();
+                            emitter.complete(response);
+                        }
+                    },
+                    error -> {
+                        if (settled.compareAndSet(false, true)) {
+                            vertx.cancelTimer(timer);
+                            failed.increment();
+                            breaker.failed(System.nanoTime());
+                            emitter.fail(error);
+                        }
+                    });
+        });
+    }
+
+    /** Closes the breaker with an empty window (tests that heal Redis, so the next test starts from a known state). */
+    public void resetBreaker() {
+        breaker.reset();
+    }
+
+    /** Whether the breaker currently lets commands through. */
+    public boolean breakerClosed() {
+        return breaker.state() == Breaker.State.CLOSED;
+    }
+
+    /** The breaker refused the command without sending it. */
+    public static final class RedisUnavailableException extends RuntimeException {
+        RedisUnavailableException(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** {@code GET}: the value, or {@code null} when there is none. */

@@ -50,6 +50,7 @@ class IdempotencyFastPathTest {
     void heal() throws Exception {
         TestStack.heal();
         breakers.resetAll();
+        redis.resetBreaker();
     }
 
     @Test
@@ -176,6 +177,8 @@ class IdempotencyFastPathTest {
         server.pause();
         try {
             exerciseKeys(token, before, beforeId, "paused");
+            assertTrue(!redis.breakerClosed(), "timeouts opened the shared Redis breaker: later calls fail fast");
+            assertTrue(breakerGauge() == 1.0, "and ops can see it");
         } finally {
             server.resume();
         }
@@ -191,6 +194,13 @@ class IdempotencyFastPathTest {
                     Api.post(token, key, body(777)).then().statusCode(201).header("Idempotent-Replayed", "true");
                     return Statements.inserts() == inserts;
                 });
+        assertTrue(redis.breakerClosed(), "a successful trial call closed the breaker again");
+    }
+
+    private static double breakerGauge() {
+        String metrics = io.restassured.RestAssured.get("/q/metrics").then().statusCode(200).extract().asString();
+        return metrics.lines().filter(l -> l.startsWith("ledgerline_redis_breaker_open "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(-1);
     }
 
     /** New keys are created once, repeated keys are replayed or rejected — each answer within the bound. */

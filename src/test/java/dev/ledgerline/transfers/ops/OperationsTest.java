@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.ops;
 
+import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -35,10 +36,14 @@ class OperationsTest {
     @Inject
     CircuitBreakerMaintenance breakers;
 
+    @Inject
+    RedisCommands redis;
+
     @AfterEach
     void heal() throws Exception {
         TestStack.heal();
         breakers.resetAll();
+        redis.resetBreaker();
     }
 
     @Test

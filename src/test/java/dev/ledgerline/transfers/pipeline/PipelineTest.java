@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
@@ -36,6 +37,9 @@ class PipelineTest {
     @Inject
     CircuitBreakerMaintenance breakers;
 
+    @Inject
+    RedisCommands redis;
+
     @BeforeEach
     void nonIdempotentProvider() {
         Sandbox.faults(Map.of("idempotent", false));
@@ -45,6 +49,7 @@ class PipelineTest {
     void healthyProvider() {
         Sandbox.reset();
         breakers.resetAll();
+        redis.resetBreaker();
     }
 
     @Test

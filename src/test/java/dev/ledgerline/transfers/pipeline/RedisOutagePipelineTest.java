@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -31,11 +32,15 @@ class RedisOutagePipelineTest {
     @Inject
     CircuitBreakerMaintenance breakers;
 
+    @Inject
+    RedisCommands redis;
+
     @AfterEach
     void heal() throws Exception {
         TestStack.heal();
         Sandbox.reset();
         breakers.resetAll();
+        redis.resetBreaker();
     }
 
     @Test

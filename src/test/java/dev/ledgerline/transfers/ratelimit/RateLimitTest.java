@@ -70,6 +70,7 @@ class RateLimitTest {
             server.restart();
         }
         breakers.resetAll();
+        redis.resetBreaker();
     }
 
     @Test

@@ -1,0 +1,102 @@
+package dev.ledgerline.transfers.redis;
+
+/**
+ * A count-based circuit breaker, the same rules SmallRye Fault Tolerance applied here before: over the
+ * last {@code window} calls, a failure ratio of at least {@code failureRatio} opens it; after
+ * {@code delayNanos} one trial call is let through; its success closes it, its failure opens it again.
+ *
+ * <p>Kept by hand because it sits on every Redis command of every request: the annotation-driven
+ * version cost about a third of the replay path's CPU in the benchmark's profile (bench/FINDINGS.md).
+ * All state changes happen under the object's monitor, and a call holds it only for a few field updates.
+ */
+final class Breaker {
+
+    enum State { CLOSED, OPEN, HALF_OPEN }
+
+    private final boolean[] outcomes;
+    private final int failuresToOpen;
+    private final long delayNanos;
+
+    private State state = State.CLOSED;
+    private int next;
+    private int recorded;
+    private int failures;
+    private long openedAt;
+
+    Breaker(int window, double failureRatio, long delayNanos) {
+        if (window < 1 || failureRatio <= 0 || failureRatio > 1 || delayNanos < 0) {
+            throw new IllegalArgumentException("window >= 1, failure ratio in (0, 1], delay >= 0");
+        }
+        this.outcomes = new boolean[window];
+        this.failuresToOpen = (int) Math.ceil(window * failureRatio);
+        this.delayNanos = delayNanos;
+    }
+
+    /** Whether a call may go ahead now; when open and the delay has passed, the one caller that gets {@code true} is the trial. */
+    synchronized boolean allow(long nowNanos) {
+        return switch (state) {
+            case CLOSED -> true;
+            case HALF_OPEN -> false; // one trial at a time
+            case OPEN -> {
+                if (nowNanos - openedAt < delayNanos) {
+                    yield false;
+                }
+                state = State.HALF_OPEN;
+                yield true;
+            }
+        };
+    }
+
+    synchronized void succeeded() {
+        if (state == State.HALF_OPEN) {
+            close();
+        } else if (state == State.CLOSED) {
+            record(false);
+        }
+    }
+
+    synchronized void failed(long nowNanos) {
+        if (state == State.HALF_OPEN) {
+            open(nowNanos);
+        } else if (state == State.CLOSED) {
+            record(true);
+            if (recorded == outcomes.length && failures >= failuresToOpen) {
+                open(nowNanos);
+            }
+        }
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    /** Closed, with an empty window. */
+    synchronized void reset() {
+        close();
+    }
+
+    private void record(boolean failure) {
+        if (recorded == outcomes.length && outcomes[next]) {
+            failures--;
+        }
+        outcomes[next] = failure;
+        if (failure) {
+            failures++;
+        }
+        next = (next + 1) % outcomes.length;
+        recorded = Math.min(recorded + 1, outcomes.length);
+    }
+
+    private void open(long nowNanos) {
+        state = State.OPEN;
+        openedAt = nowNanos;
+    }
+
+    private void close() {
+        state = State.CLOSED;
+        java.util.Arrays.fill(outcomes, false);
+        next = 0;
+        recorded = 0;
+        failures = 0;
+    }
+}

@@ -1,0 +1,84 @@
+package dev.ledgerline.transfers.redis;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The Redis breaker's rules on a clock of its own: 8 calls, 50 %, 2 s, one trial. */
+class BreakerTest {
+
+    private static final long DELAY = 2_000_000_000L;
+
+    @Test
+    void staysClosedUntilTheWindowIsFullAndHalfOfItFailed() {
+        Breaker b = new Breaker(8, 0.5, DELAY);
+        for (int i = 0; i < 4; i++) {
+            b.failed(0);
+        }
+        assertEquals(Breaker.State.CLOSED, b.state(), "4 calls are not a full window of 8");
+        for (int i = 0; i < 3; i++) {
+            b.succeeded();
+        }
+        assertEquals(Breaker.State.CLOSED, b.state(), "7 calls, 4 failed: still not a full window");
+        b.succeeded();
+        assertEquals(Breaker.State.CLOSED, b.state(), "8 calls, 4 failed is 50 %, but the verdict comes with a call that fails");
+        b.failed(0);
+        assertEquals(Breaker.State.OPEN, b.state(), "the last 8: 4 failures (the oldest slid out) with a new one → 50 %");
+    }
+
+    @Test
+    void oldFailuresSlideOutOfTheWindow() {
+        Breaker b = new Breaker(8, 0.5, DELAY);
+        for (int i = 0; i < 3; i++) {
+            b.failed(0);
+        }
+        for (int i = 0; i < 20; i++) {
+            b.succeeded();
+        }
+        for (int i = 0; i < 3; i++) {
+            b.failed(0);
+        }
+        assertEquals(Breaker.State.CLOSED, b.state(), "3 of the last 8 failed");
+        b.failed(0);
+        assertEquals(Breaker.State.OPEN, b.state(), "4 of the last 8 failed");
+    }
+
+    @Test
+    void openRefusesUntilTheDelayThenLetsOneTrialThrough() {
+        Breaker b = new Breaker(2, 0.5, DELAY);
+        b.failed(0);
+        b.failed(10);
+        assertEquals(Breaker.State.OPEN, b.state());
+        assertFalse(b.allow(10 + DELAY - 1));
+        assertTrue(b.allow(10 + DELAY), "the trial");
+        assertFalse(b.allow(10 + DELAY), "only one trial at a time");
+        b.succeeded();
+        assertEquals(Breaker.State.CLOSED, b.state());
+        assertTrue(b.allow(10 + DELAY));
+    }
+
+    @Test
+    void aFailedTrialOpensItForAnotherDelay() {
+        Breaker b = new Breaker(2, 0.5, DELAY);
+        b.failed(0);
+        b.failed(0);
+        assertTrue(b.allow(DELAY));
+        b.failed(DELAY + 5);
+        assertEquals(Breaker.State.OPEN, b.state());
+        assertFalse(b.allow(2 * DELAY));
+        assertTrue(b.allow(2 * DELAY + 5));
+    }
+
+    @Test
+    void resetClosesWithAnEmptyWindow() {
+        Breaker b = new Breaker(2, 0.5, DELAY);
+        b.failed(0);
+        b.failed(0);
+        b.reset();
+        assertEquals(Breaker.State.CLOSED, b.state());
+        b.failed(0);
+        assertEquals(Breaker.State.CLOSED, b.state(), "one failure in a fresh window of 2 is not a full window");
+    }
+}

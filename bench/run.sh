@@ -155,12 +155,32 @@ stop_pid() {
 provider_dups() { curl -fsS "http://127.0.0.1:$PROVIDER_PORT/provider/stats" | jq -r .duplicateExecutions; }
 
 # load SCENARIO RATE SECONDS LABEL PORT [hgrm] -> one JSON line on stdout (with sent/s and duplicates added)
+# CPU accounting around each driver run (jiffies from /proc): the service's JVM, every postgres process, the Redis
+# server, and the whole machine's busy time; "other" (machine busy minus those three) is mostly the driver and the
+# provider stand-in. Spans the driver's whole run: its JVM start-up, 2 s unrecorded warm-up and the measured window.
+CLK_TCK=$(getconf CLK_TCK)
+REDIS_PID=$(pgrep -x redis-server | head -1 || true)
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+pg_ticks() { local t=0 p; for p in $(pgrep -x postgres); do t=$(( t + $(proc_ticks "$p") )); done; echo "$t"; }
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+cpu_snapshot() { echo "$(proc_ticks "${SVC_PID:-0}") $(pg_ticks) $(proc_ticks "${REDIS_PID:-0}") $(busy_ticks) $(date +%s%N)"; }
+
 run_load() {
   local scenario=$1 rate=$2 secs=$3 label=$4 port=$5 hgrm=${6:-}
-  local json sent
+  local json sent cpu_before cpu_after
+  cpu_before=$(cpu_snapshot)
   json=$("${DRIVER[@]}" load --url="http://127.0.0.1:$port" --key="$OUT/keys/private.pk8" --scenario="$scenario" \
     --rate="$rate" --duration="$secs" --prefix="$label-$rate-$RANDOM$RANDOM" --seed-prefix=seed --seed-count="$SEED" \
     --ids="$OUT/seed-ids.txt" --label="$label" ${hgrm:+--hgrm="$hgrm"})
+  cpu_after=$(cpu_snapshot)
+  json=$(echo "$json" | jq -c --arg b "$cpu_before" --arg a "$cpu_after" --argjson hz "$CLK_TCK" '
+    ($b | split(" ") | map(tonumber)) as $x | ($a | split(" ") | map(tonumber)) as $y |
+    (($y[4] - $x[4]) / 1e9) as $wall | (.requests + .warmup * .offered) as $sentReqs |
+    . + {cpu: {wallS: $wall, service: (($y[0] - $x[0]) / $hz / $wall), postgres: (($y[1] - $x[1]) / $hz / $wall),
+               redis: (($y[2] - $x[2]) / $hz / $wall), machine: (($y[3] - $x[3]) / $hz / $wall),
+               serviceUsPerRequest: (($y[0] - $x[0]) / $hz * 1e6 / $sentReqs),
+               postgresUsPerRequest: (($y[1] - $x[1]) / $hz * 1e6 / $sentReqs)}}
+    | .cpu.other = (.cpu.machine - .cpu.service - .cpu.postgres - .cpu.redis)')
   # the window is the driver's own: from its first scheduled request to its last answer (the driver's JVM
   # start-up is outside it), with the transfers that reached 'sent' in it counted by PostgreSQL
   local start_ms end_ms window
@@ -189,7 +209,7 @@ search() {
   for rate in $rates; do
     json=$(run_load "$scenario" "$rate" "$STEP_S" "step-$name" "$port")
     echo "$json" | jq -c --arg n "$name" '. + {name: $n, phase: "step"}' >> "$OUT/steps.jsonl"
-    log "  step $name @ $rate/s: $(echo "$json" | jq -c '{achieved, errors, p50, p99, sentPerSec, loadavg}')"
+    log "  step $name @ $rate/s: $(echo "$json" | jq -c '{achieved, errors, p50, p99, sentPerSec, loadavg, cpu}')"
     if sustainable "$json"; then BEST=$rate; else break; fi
     sleep 1
   done

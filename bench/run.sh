@@ -91,6 +91,18 @@ fi
 DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"
 
+# ---------------------------------------------------------------- a quiet machine first
+# The build above and anything else running push the load average up; wait (at most QUIET_WAIT_S) until the
+# 1-minute load is below 1 so that the sample the report calls "before the run" says what else was running.
+QUIET_WAIT_S=${QUIET_WAIT_S:-240}
+[ "$QUICK" = 1 ] && QUIET_WAIT_S=0
+for _ in $(seq 1 $(( QUIET_WAIT_S / 5 ))); do
+  awk '{exit !($1 < 1.0)}' /proc/loadavg && break
+  sleep 5
+done
+log "1-minute load before the measurements: $(load_now)"
+sample_load quiet-check
+
 # ---------------------------------------------------------------- servers
 redis-cli -h 127.0.0.1 -p 6379 -n "$REDIS_DB" FLUSHDB >/dev/null
 dropdb --if-exists "$DB"; createdb "$DB"

@@ -9,15 +9,9 @@ import io.restassured.config.RestAssuredConfig;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 import io.smallrye.jwt.build.Jwt;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.ShrinkingMode;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,7 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,19 +36,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Property-based fuzzing of {@code POST /v1/transfers} (jqwik): arbitrary JSON shapes, Unicode, huge and
+ * Randomised fuzzing of {@code POST /v1/transfers}: arbitrary JSON shapes, Unicode, huge and
  * odd numbers, duplicate keys, unknown fields, deep nesting, non-JSON, random Idempotency-Key bytes, odd
  * content types and broken tokens. The invariant: a 2xx only for a valid request (and then exactly one
  * new row), otherwise a 4xx problem+json — never a 5xx, never a stack trace, and not one row written.
  *
- * <p>Runs against the packaged jar rather than {@code @QuarkusTest}: jqwik's {@code @Property} methods
- * run on jqwik's own JUnit-platform engine, which does not apply Jupiter extensions, so the
- * {@code @QuarkusTest} extension never starts Quarkus for them (a probe class was not run at all).
- * Fixed seed, bounded tries; the numbers are printed at the end.
+ * <p>Runs against the packaged jar, like the other ITs: one service, hundreds of requests. The cases come
+ * from a {@link Random} with a fixed seed (no property-testing library), so a failure names its case
+ * number and replays exactly; the numbers are printed at the end.
  */
 class FuzzPostIT {
 
-    static final String SEED = "20261129";
+    static final long SEED = 20261129L;
     static final int TRIES = 500;
     static final String PRINCIPAL = "fuzz-" + UUID.randomUUID();
     static final ObjectMapper JSON = new ObjectMapper();
@@ -78,7 +71,7 @@ class FuzzPostIT {
         }
     }
 
-    @BeforeContainer
+    @BeforeAll
     static void service() throws Exception {
         stack = LocalStack.start();
         KeyPair issuer = PackagedService.issuer();
@@ -93,7 +86,7 @@ class FuzzPostIT {
         started = System.nanoTime();
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() throws Exception {
         long ms = (System.nanoTime() - started) / 1_000_000;
         System.out.printf("FuzzPostIT: seed %s, %d cases in %d ms; statuses %s; 2xx %d, 4xx %d, 5xx %d%n", SEED, tried.get(), ms,
@@ -110,8 +103,20 @@ class FuzzPostIT {
         Files.deleteIfExists(publicKey);
     }
 
-    @Property(tries = TRIES, seed = SEED, shrinking = ShrinkingMode.BOUNDED)
-    void onlyValidRequestsSucceedEverythingElseIsA4xxProblemAndWritesNothing(@ForAll("cases") Case c) throws Exception {
+    @Test
+    void onlyValidRequestsSucceedEverythingElseIsA4xxProblemAndWritesNothing() throws Exception {
+        Random random = new Random(SEED);
+        for (int n = 0; n < TRIES; n++) {
+            Case c = cases(random);
+            try {
+                check(c);
+            } catch (AssertionError e) {
+                throw new AssertionError("case " + n + " of seed " + SEED + ": " + c + "\n" + e.getMessage(), e);
+            }
+        }
+    }
+
+    private void check(Case c) throws Exception {
         long before = rows();
         RequestSpecification spec = RestAssured.given().port(service.port)
                 .config(RestAssuredConfig.config().encoderConfig(EncoderConfig.encoderConfig()
@@ -143,135 +148,138 @@ class FuzzPostIT {
         }
     }
 
-    // ---- generators ----
+    // ---- generators: each takes the one seeded Random, so a run is a pure function of SEED ----
 
-    @Provide
-    Arbitrary<Case> cases() {
-        return Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(3, validCases()),
-                net.jqwik.api.Tuple.of(4, mutatedCases()),
-                net.jqwik.api.Tuple.of(2, arbitraryJson().map(b -> new Case(b, headers(UUID.randomUUID().toString()), false, "shape"))),
-                net.jqwik.api.Tuple.of(1, rawText().map(b -> new Case(b, headers(UUID.randomUUID().toString()), false, "text"))),
-                net.jqwik.api.Tuple.of(2, Combinators.combine(validBody(), hostileHeaders()).as((b, h) -> new Case(b, h, false, "headers"))));
-    }
-
-    private Arbitrary<Case> validCases() {
-        return validBody().map(b -> new Case(b, headers(UUID.randomUUID().toString()), true, "valid"));
+    /** Weighted like 3 valid : 4 mutated : 2 arbitrary JSON : 1 raw text : 2 hostile headers. */
+    Case cases(Random r) {
+        int pick = r.nextInt(12);
+        if (pick < 3) {
+            return new Case(validBody(r), headers(UUID.randomUUID().toString()), true, "valid");
+        }
+        if (pick < 7) {
+            return mutatedCase(r);
+        }
+        if (pick < 9) {
+            return new Case(write(jsonValue(r, 4)), headers(UUID.randomUUID().toString()), false, "shape");
+        }
+        if (pick < 10) {
+            return new Case(rawText(r), headers(UUID.randomUUID().toString()), false, "text");
+        }
+        return new Case(validBody(r), hostileHeaders(r), false, "headers");
     }
 
     /** Every valid request: any allowed amount and currency, a real IBAN (in any case and spacing), Unicode text. */
-    private Arbitrary<String> validBody() {
-        Arbitrary<Long> amount = Arbitraries.longs().between(1, 100_000_000L);
-        Arbitrary<String> currency = Arbitraries.of("EUR", "GBP", "USD", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK");
-        Arbitrary<String> iban = Arbitraries.of("DE89370400440532013000", "de89 3704 0044 0532 0130 00", "GB29NWBK60161331926819",
-                "FR1420041010050500013M02606", "NL91ABNA0417164300", " CH9300762011623852957 ");
-        Arbitrary<String> name = unicode(1, 140);
-        Arbitrary<Optional<String>> description = unicode(0, 140).optional();
-        return Combinators.combine(amount, currency, iban, name, description).as((a, cur, i, n, d) -> {
-            Map<String, Object> destination = new LinkedHashMap<>();
-            destination.put("iban", i);
-            destination.put("name", n);
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("amount", a);
-            body.put("currency", cur);
-            body.put("destination", destination);
-            d.ifPresent(text -> body.put("description", text));
-            return write(body);
-        }).filter(b -> !b.isEmpty());
+    private static String validBody(Random r) {
+        Map<String, Object> destination = new LinkedHashMap<>();
+        destination.put("iban", oneOf(r, "DE89370400440532013000", "de89 3704 0044 0532 0130 00", "GB29NWBK60161331926819",
+                "FR1420041010050500013M02606", "NL91ABNA0417164300", " CH9300762011623852957 "));
+        destination.put("name", unicode(r, 1, 140));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("amount", between(r, 1, 100_000_000L));
+        body.put("currency", oneOf(r, "EUR", "GBP", "USD", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK"));
+        body.put("destination", destination);
+        if (r.nextBoolean()) {
+            body.put("description", unicode(r, 0, 140));
+        }
+        return write(body);
     }
 
     /** A valid request with one change that makes it invalid for sure. */
-    private Arbitrary<Case> mutatedCases() {
-        Arbitrary<Object> wrongAmount = Arbitraries.oneOf(
-                Arbitraries.longs().lessOrEqual(0).map(Object.class::cast),
-                Arbitraries.longs().between(100_000_001L, Long.MAX_VALUE).map(Object.class::cast),
-                Arbitraries.of("1e400", "123456789012345678901234567890123456789", "-0", "12.5", "0x10", "NaN", "+5",
-                        "\"1250\"", "null", "true", "[]", "{}").map(raw -> (Object) new Raw(raw)));
+    private static Case mutatedCase(Random r) {
+        String body = validBody(r);
+        int which = r.nextInt(10);
+        Object amount = switch (r.nextInt(3)) {
+            case 0 -> -between(r, 0, Long.MAX_VALUE - 1);
+            case 1 -> between(r, 100_000_001L, Long.MAX_VALUE - 1);
+            default -> new Raw(oneOf(r, "1e400", "123456789012345678901234567890123456789", "-0", "12.5", "0x10", "NaN", "+5",
+                    "\"1250\"", "null", "true", "[]", "{}"));
+        };
         // definitely wrong for name and description: too long (in code points), not a string, a control or lone surrogate
-        Arbitrary<Object> wrongText = Arbitraries.oneOf(
-                Arbitraries.strings().alpha().ofMinLength(141).ofMaxLength(300).map(Object.class::cast),
-                Arbitraries.of("1", "[]", "{\"a\":1}", "\"\\u0000\"", "\"a\\ud800b\"", "\"\\u001b[31m\"").map(raw -> (Object) new Raw(raw)));
-        return Combinators.combine(validBody(), Arbitraries.integers().between(0, 9), wrongAmount, wrongText,
-                Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(20)).as((body, which, amount, text, field) -> {
-            String mutated = switch (which) {
-                case 0 -> body.replaceFirst("\"amount\":[0-9]+", java.util.regex.Matcher.quoteReplacement("\"amount\":" + raw(amount)));
-                case 1 -> body.replaceFirst("\"currency\":\"[A-Z]{3}\"", "\"currency\":\"XTS\"");
-                case 2 -> body.replaceFirst("\"name\":\"(\\\\.|[^\"\\\\])*\"", java.util.regex.Matcher.quoteReplacement("\"name\":" + raw(text)));
-                case 3 -> body.replaceFirst("\\{", java.util.regex.Matcher.quoteReplacement("{\"" + field + "_unknown\":1,"));
-                case 4 -> body.replaceFirst("\\{", "{\"amount\":7,"); // duplicate key
-                case 5 -> body.replaceFirst("\"iban\":\"[^\"]*\"", "\"iban\":\"DE89370400440532013001\"");
-                case 6 -> body.replaceFirst("\"amount\":[0-9]+,", "");
-                case 7 -> body.replaceFirst(",\"description\":\"(\\\\.|[^\"\\\\])*\"", "").replaceFirst("\\}$", java.util.regex.Matcher.quoteReplacement(",\"description\":" + raw(text) + "}"));
-                case 8 -> "[".repeat(64) + "]".repeat(64);
-                default -> body.substring(0, body.length() / 2);
+        Object text = r.nextBoolean()
+                ? alpha(r, 141, 300)
+                : new Raw(oneOf(r, "1", "[]", "{\"a\":1}", "\"\\u0000\"", "\"a\\ud800b\"", "\"\\u001b[31m\""));
+        String field = alpha(r, 1, 20);
+        String mutated = switch (which) {
+            case 0 -> body.replaceFirst("\"amount\":[0-9]+", java.util.regex.Matcher.quoteReplacement("\"amount\":" + raw(amount)));
+            case 1 -> body.replaceFirst("\"currency\":\"[A-Z]{3}\"", "\"currency\":\"XTS\"");
+            case 2 -> body.replaceFirst("\"name\":\"(\\\\.|[^\"\\\\])*\"", java.util.regex.Matcher.quoteReplacement("\"name\":" + raw(text)));
+            case 3 -> body.replaceFirst("\\{", java.util.regex.Matcher.quoteReplacement("{\"" + field + "_unknown\":1,"));
+            case 4 -> body.replaceFirst("\\{", "{\"amount\":7,"); // duplicate key
+            case 5 -> body.replaceFirst("\"iban\":\"[^\"]*\"", "\"iban\":\"DE89370400440532013001\"");
+            case 6 -> body.replaceFirst("\"amount\":[0-9]+,", "");
+            case 7 -> body.replaceFirst(",\"description\":\"(\\\\.|[^\"\\\\])*\"", "")
+                    .replaceFirst("\\}$", java.util.regex.Matcher.quoteReplacement(",\"description\":" + raw(text) + "}"));
+            case 8 -> "[".repeat(64) + "]".repeat(64);
+            default -> body.substring(0, body.length() / 2);
+        };
+        return new Case(mutated, headers(UUID.randomUUID().toString()), false, "mutation-" + which);
+    }
+
+    /** Arbitrary JSON values (objects, arrays, strings, numbers, literals), nested up to {@code depth} levels. */
+    private static Object jsonValue(Random r, int depth) {
+        int pick = depth == 0 ? 0 : r.nextInt(6);
+        if (pick < 3) {
+            return switch (r.nextInt(6)) {
+                case 0 -> unicode(r, 0, 40);
+                case 1 -> r.nextLong();
+                case 2 -> r.nextBoolean() ? r.nextDouble() * Math.pow(10, r.nextInt(600) - 300) : r.nextGaussian();
+                case 3 -> new java.math.BigInteger(100, r).multiply(java.math.BigInteger.valueOf(r.nextBoolean() ? 1 : -1));
+                case 4 -> r.nextBoolean();
+                default -> new Raw("null");
             };
-            return new Case(mutated, headers(UUID.randomUUID().toString()), false, "mutation-" + which);
-        }).filter(c -> !c.body().isEmpty());
-    }
-
-    /** Arbitrary JSON values (objects, arrays, strings, numbers, literals), nested a few levels. */
-    private Arbitrary<String> arbitraryJson() {
-        return jsonValue(4).map(FuzzPostIT::write);
-    }
-
-    private Arbitrary<Object> jsonValue(int depth) {
-        Arbitrary<Object> leaf = Arbitraries.oneOf(
-                unicode(0, 40).map(Object.class::cast),
-                Arbitraries.longs().map(Object.class::cast),
-                Arbitraries.doubles().map(Object.class::cast),
-                Arbitraries.bigIntegers().between(java.math.BigInteger.TEN.pow(30).negate(), java.math.BigInteger.TEN.pow(30)).map(Object.class::cast),
-                Arbitraries.of(true, false).map(Object.class::cast),
-                Arbitraries.just(new Raw("null")).map(Object.class::cast));
-        if (depth == 0) {
-            return leaf;
         }
-        Arbitrary<String> key = Arbitraries.oneOf(Arbitraries.of("amount", "currency", "destination", "description", "iban", "name"),
-                unicode(0, 12));
-        return Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(3, leaf),
-                net.jqwik.api.Tuple.of(2, Arbitraries.maps(key, Arbitraries.lazy(() -> jsonValue(depth - 1))).ofMaxSize(5).map(Object.class::cast)),
-                net.jqwik.api.Tuple.of(1, Arbitraries.lazy(() -> jsonValue(depth - 1)).list().ofMaxSize(5).map(Object.class::cast)));
+        if (pick < 5) {
+            Map<String, Object> object = new LinkedHashMap<>();
+            for (int i = r.nextInt(6); i > 0; i--) {
+                String key = r.nextBoolean() ? oneOf(r, "amount", "currency", "destination", "description", "iban", "name") : unicode(r, 0, 12);
+                object.put(key, jsonValue(r, depth - 1));
+            }
+            return object;
+        }
+        List<Object> array = new ArrayList<>();
+        for (int i = r.nextInt(6); i > 0; i--) {
+            array.add(jsonValue(r, depth - 1));
+        }
+        return array;
     }
 
-    private Arbitrary<String> rawText() {
-        return Arbitraries.oneOf(
-                unicode(0, 200),
-                Arbitraries.of("", " ", "{", "}", "{\"amount\":", "nul", "\uFEFF{}", "{\"amount\":1}{\"amount\":2}", "/* */{}",
-                        "{'amount': 1}", "{\"amount\":1,}", "\u0000"));
+    private static String rawText(Random r) {
+        return r.nextBoolean()
+                ? unicode(r, 0, 200)
+                : oneOf(r, "", " ", "{", "}", "{\"amount\":", "nul", "\uFEFF{}", "{\"amount\":1}{\"amount\":2}", "/* */{}",
+                        "{'amount': 1}", "{\"amount\":1,}", "\u0000");
     }
 
     /** Bodies are valid; headers are not: Idempotency-Key of random bytes or lengths, content types, broken tokens. */
-    private Arbitrary<Map<String, String>> hostileHeaders() {
-        Arbitrary<String> key = Arbitraries.oneOf(
-                Arbitraries.strings().withCharRange('\u0020', '\u007e').ofMinLength(256).ofMaxLength(400),
-                Arbitraries.strings().withCharRange('\u0080', '\u00ff').ofMinLength(1).ofMaxLength(40),
-                // neither a token nor an sf-string can be made of these
-                Arbitraries.strings().withChars('\t', ' ', '\\', ',', ';', '(', '@').ofMinLength(1).ofMaxLength(10),
-                Arbitraries.of("", "\"\"", "\"unterminated", "a\"b"));
-        Arbitrary<Integer> variant = Arbitraries.integers().between(0, 4);
-        return Combinators.combine(key, variant).as((k, v) -> {
-            Map<String, String> headers = new LinkedHashMap<>();
-            headers.put("Authorization", "Bearer " + token);
-            headers.put("Content-Type", "application/json");
-            switch (v) {
-                case 0 -> headers.put("Idempotency-Key", k);
-                case 1 -> { } // no key at all
-                case 2 -> {
-                    headers.put("Idempotency-Key", UUID.randomUUID().toString());
-                    headers.put("Content-Type", "text/plain");
-                }
-                case 3 -> {
-                    headers.put("Idempotency-Key", UUID.randomUUID().toString());
-                    headers.put("Authorization", "Bearer " + token.substring(0, token.length() - 8) + "AAAAAAAA");
-                }
-                default -> {
-                    headers.put("Idempotency-Key", UUID.randomUUID().toString());
-                    // not "application/json; charset=…": RFC 8259 defines no charset for JSON, which is UTF-8 (the service rightly ignores it)
-                    headers.put("Content-Type", "application/xml");
-                }
+    private static Map<String, String> hostileHeaders(Random r) {
+        String key = switch (r.nextInt(4)) {
+            case 0 -> chars(r, 256, 400, '\u0020', '\u007e');
+            case 1 -> chars(r, 1, 40, '\u0080', '\u00ff');
+            // neither a token nor an sf-string can be made of these
+            case 2 -> fromChars(r, 1, 10, "\t \\,;(@");
+            default -> oneOf(r, "", "\"\"", "\"unterminated", "a\"b");
+        };
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Authorization", "Bearer " + token);
+        headers.put("Content-Type", "application/json");
+        switch (r.nextInt(5)) {
+            case 0 -> headers.put("Idempotency-Key", key);
+            case 1 -> { } // no key at all
+            case 2 -> {
+                headers.put("Idempotency-Key", UUID.randomUUID().toString());
+                headers.put("Content-Type", "text/plain");
             }
-            return headers;
-        });
+            case 3 -> {
+                headers.put("Idempotency-Key", UUID.randomUUID().toString());
+                headers.put("Authorization", "Bearer " + token.substring(0, token.length() - 8) + "AAAAAAAA");
+            }
+            default -> {
+                headers.put("Idempotency-Key", UUID.randomUUID().toString());
+                // not "application/json; charset=…": RFC 8259 defines no charset for JSON, which is UTF-8 (the service rightly ignores it)
+                headers.put("Content-Type", "application/xml");
+            }
+        }
+        return headers;
     }
 
     private static Map<String, String> headers(String key) {
@@ -282,16 +290,58 @@ class FuzzPostIT {
         return headers;
     }
 
+    private static final int[] SAMPLE_CODE_POINTS = "Ada Lovelace éüßçØ中文日本語עבריתالعربية😀🏦\u200d\u202e\u0301".codePoints().toArray();
+
     /**
      * Valid Unicode text: any plane, combining marks, RTL overrides, zero-width joiners, emoji — but no
      * control characters or lone surrogates (which the service rightly refuses), and not blank.
      */
-    private static Arbitrary<String> unicode(int min, int max) {
-        return Arbitraries.oneOf(
-                Arbitraries.strings().all().ofMinLength(min).ofMaxLength(max),
-                Arbitraries.strings().withChars("Ada Lovelace éüßçØ中文日本語עבריתالعربية😀🏦\u200d\u202e\u0301").ofMinLength(min).ofMaxLength(max))
-                .map(FuzzPostIT::printable)
-                .filter(s -> min == 0 || !s.strip().isEmpty());
+    private static String unicode(Random r, int min, int max) {
+        while (true) {
+            int length = min + r.nextInt(max - min + 1);
+            StringBuilder out = new StringBuilder();
+            boolean anyPlane = r.nextBoolean();
+            for (int i = 0; i < length; i++) {
+                out.appendCodePoint(anyPlane ? r.nextInt(Character.MAX_CODE_POINT + 1) : SAMPLE_CODE_POINTS[r.nextInt(SAMPLE_CODE_POINTS.length)]);
+            }
+            String text = printable(out.toString());
+            // a supplementary code point is two chars: keep the length limit in code points, as the service counts
+            if (text.codePointCount(0, text.length()) > max) {
+                text = text.substring(0, text.offsetByCodePoints(0, max));
+            }
+            if (min == 0 || !text.strip().isEmpty()) {
+                return text;
+            }
+        }
+    }
+
+    private static String alpha(Random r, int min, int max) {
+        return fromChars(r, min, max, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    }
+
+    private static String chars(Random r, int min, int max, char from, char to) {
+        StringBuilder out = new StringBuilder();
+        for (int i = min + r.nextInt(max - min + 1); i > 0; i--) {
+            out.append((char) (from + r.nextInt(to - from + 1)));
+        }
+        return out.toString();
+    }
+
+    private static String fromChars(Random r, int min, int max, String alphabet) {
+        StringBuilder out = new StringBuilder();
+        for (int i = min + r.nextInt(max - min + 1); i > 0; i--) {
+            out.append(alphabet.charAt(r.nextInt(alphabet.length())));
+        }
+        return out.toString();
+    }
+
+    @SafeVarargs
+    private static <T> T oneOf(Random r, T... choices) {
+        return choices[r.nextInt(choices.length)];
+    }
+
+    private static long between(Random r, long min, long max) {
+        return min + (long) (r.nextDouble() * (max - min));
     }
 
     private static String printable(String s) {

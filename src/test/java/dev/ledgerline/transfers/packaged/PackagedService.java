@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One run of the packaged jar in the prod profile against a local stack, with its own issuer key pair —
- * for the ITs that need a whole running service rather than {@code @QuarkusTest} (two instances sharing
- * Redis; jqwik properties, which run on their own engine outside Quarkus's Jupiter extension).
+ * for the ITs that need a whole running service rather than {@code @QuarkusTest} (several instances sharing
+ * Redis, the prod profile's start-up checks, hundreds of fuzzed requests against the real jar).
  */
 final class PackagedService implements AutoCloseable {
 

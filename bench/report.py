@@ -54,6 +54,15 @@ def get(name, phase):
     return None
 
 
+def measured():
+    """(scenario title, phase label, result) for every measured run, in table order."""
+    for name, title in NAMES.items():
+        for phase, pl in (("sustainable", "sustainable"), ("half", "50 %")):
+            r = get(name, phase)
+            if r:
+                yield title, pl, r
+
+
 def fmt(v, d=1):
     return "–" if v is None else f"{v:,.{d}f}"
 
@@ -160,30 +169,25 @@ w("![latency by percentile](bench/latency.png)")
 w("")
 w("| scenario | rate | offered req/s | achieved req/s | `sent`/s (PostgreSQL) | p50 ms | p99 ms | p99.9 ms | errors | sent/s ÷ pgbench limit | duplicates |")
 w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for name, title in NAMES.items():
-    for phase, pl in (("sustainable", "sustainable"), ("half", "50 %")):
-        r = get(name, phase)
-        if not r:
-            continue
-        new = r["scenario"] in ("new", "mix")
-        w(f"| {title} | {pl} | {fmt(r['offered'], 0)} | {fmt(r['achieved'])} | {fmt(r['sentPerSec']) if new else '–'} | "
-          f"{fmt(r['p50'], 2)} | {fmt(r['p99'], 2)} | {fmt(r['p999'], 2)} | {r['errors']} | "
-          f"{(fmt(100 * r['ratioToPgbench'], 0) + ' %') if new else '–'} | {r['duplicates']} |")
+for title, pl, r in measured():
+    new = r["scenario"] in ("new", "mix")
+    w(f"| {title} | {pl} | {fmt(r['offered'], 0)} | {fmt(r['achieved'])} | {fmt(r['sentPerSec']) if new else '–'} | "
+      f"{fmt(r['p50'], 2)} | {fmt(r['p99'], 2)} | {fmt(r['p999'], 2)} | {r['errors']} | "
+      f"{(fmt(100 * r['ratioToPgbench'], 0) + ' %') if new else '–'} | {r['duplicates']} |")
 w("")
 w("Where the CPU went in each of those runs (cores used on average over the driver's whole run, from `/proc`: the")
 w("service's JVM, every `postgres` process, the Redis server, and the machine; *other* is the rest, mostly the")
-w("driver and the provider stand-in; µs/request divides by every request the driver sent, warm-up included):")
+w("driver and the provider stand-in; µs/request divides by every request the driver sent, warm-up included; a")
+w("`postgres` process that exits during a run drops out of the sum, so a small negative value there means ≈ 0):")
 w("")
 w("| scenario | rate | service cores | service µs/request | postgres cores | postgres µs/request | redis cores | other cores | machine busy (of 2) |")
 w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-for name, title in NAMES.items():
-    for phase, pl in (("sustainable", "sustainable"), ("half", "50 %")):
-        r = get(name, phase)
-        if not r or "cpu" not in r:
-            continue
-        c = r["cpu"]
-        w(f"| {title} | {pl} ({fmt(r['offered'], 0)}/s) | {c['service']:.2f} | {c['serviceUsPerRequest']:,.0f} | {c['postgres']:.2f} | "
-          f"{c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c['other']:.2f} | {c['machine']:.2f} |")
+for title, pl, r in measured():
+    if "cpu" not in r:
+        continue
+    c = r["cpu"]
+    w(f"| {title} | {pl} ({fmt(r['offered'], 0)}/s) | {c['service']:.2f} | {c['serviceUsPerRequest']:,.0f} | {c['postgres']:.2f} | "
+      f"{c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c['other']:.2f} | {c['machine']:.2f} |")
 w("")
 w(f"Duplicates are the provider stand-in's count of references executed more than once (cumulative over the whole run;")
 w(f"final: **{totals.get('duplicates', '?')}**). Transfers by final status: {totals.get('statuses', '?')}; transfers claimed more")

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.faults;
 
 import dev.ledgerline.transfers.local.Signals;
+import dev.ledgerline.transfers.support.Metrics;
 
 import java.io.IOException;
 import java.net.URI;
@@ -121,13 +122,7 @@ final class ServiceInstance implements AutoCloseable {
             try {
                 HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/metrics"))
                         .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
-                long total = 0;
-                for (String line : r.body().split("\n")) {
-                    if (line.startsWith("ledgerline_fence_stale_total")) {
-                        total += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-                    }
-                }
-                lastScrape = total;
+                lastScrape = Math.max(0, (long) Metrics.sum(r.body(), "ledgerline_fence_stale_total", ""));
             } catch (IOException | InterruptedException | RuntimeException e) {
                 // keep the last scrape
             }

@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Metrics;
 import dev.ledgerline.transfers.support.Statements;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
@@ -198,9 +199,7 @@ class IdempotencyFastPathTest {
     }
 
     private static double breakerGauge() {
-        String metrics = io.restassured.RestAssured.get("/q/metrics").then().statusCode(200).extract().asString();
-        return metrics.lines().filter(l -> l.startsWith("ledgerline_redis_breaker_open "))
-                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(-1);
+        return Metrics.sum("ledgerline_redis_breaker_open", "");
     }
 
     /** New keys are created once, repeated keys are replayed or rejected — each answer within the bound. */

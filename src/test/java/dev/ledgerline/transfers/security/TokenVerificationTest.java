@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.security;
 
 import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Metrics;
 import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.jwt.algorithm.SignatureAlgorithm;
 import io.smallrye.jwt.build.Jwt;
@@ -138,9 +139,7 @@ class TokenVerificationTest {
     }
 
     private static double cacheHits() {
-        String metrics = io.restassured.RestAssured.get("/q/metrics").then().statusCode(200).extract().asString();
-        return metrics.lines().filter(l -> l.startsWith("ledgerline_auth_token_cache_total{") && l.contains("result=\"hit\""))
-                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+        return Math.max(0, Metrics.sum("ledgerline_auth_token_cache_total", "result=\"hit\""));
     }
 
     private static JwtClaimsBuilder claims() {

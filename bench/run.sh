@@ -38,10 +38,10 @@ if [ "$QUICK" = 1 ]; then
   RATES_NEW="50 100"; RATES_REPLAY="100 200"; RATES_POLL="100 200"; RATES_MIX="50 100"
 else
   STEP_S=6; MEASURE_S=15; PGB_S=20; WARM_S=20; SEED=2000; PROFILE_S=15
-  RATES_NEW="50 100 200 300 450 700 1000 1500 2200 3000"
-  RATES_REPLAY="100 250 500 1000 2000 3000 4500 6500 8000 10000 12000"
-  RATES_POLL="100 250 500 1000 2000 3000 4500 6500 8000 10000 12000"
-  RATES_MIX="50 100 200 300 450 700 1000 1500 2200 3000"
+  RATES_NEW="100 200 300 450 600 750 900 1100 1300 1500 2000"
+  RATES_REPLAY="500 1000 2000 3000 3500 4000 4500 5500 6500 8000 10000"
+  RATES_POLL="500 1000 2000 3000 3500 4000 4500 5500 6500 8000 10000"
+  RATES_MIX="100 200 300 450 600 750 900 1100 1300 1500 2000"
 fi
 
 mkdir -p "$OUT"
@@ -255,13 +255,14 @@ log "starting the packaged service (prod profile) on $SVC_PORT, Redis db $REDIS_
 start_service "$SVC_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service.log"
 SVC1=$SVC_PID
 
-log "warm-up ($WARM_S s of new transfers, then seeding $SEED transfers for replays and polls)"
-run_load new 150 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+log "warm-up ($(( WARM_S * 3 )) s of new transfers at 300/s, then seeding $SEED transfers for replays and polls)"
+# the service's JIT needs a minute of real traffic on 2 shared cores before its numbers settle: a probe after
+# 20 s of warm-up held 450 new transfers/s, after 60 s at 300/s it held 750/s (bench/FINDINGS.md)
+run_load new 300 $(( WARM_S * 3 )) warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 "${DRIVER[@]}" seed --url="http://127.0.0.1:$SVC_PORT" --key="$OUT/keys/private.pk8" --count="$SEED" --prefix=seed --ids="$OUT/seed-ids.txt"
 wait_all_final 60
-# the service's JIT needs tens of seconds of real traffic on 2 shared cores before its numbers settle
-run_load replay 800 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
-run_load poll 800 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+run_load replay 1500 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
+run_load poll 1500 "$WARM_S" warm "$SVC_PORT" >> "$OUT/warmup.jsonl"
 log "  redis db $REDIS_DB holds $(redis-cli -n $REDIS_DB dbsize) keys (the service writes only there)"
 
 log "scenario 1: new transfers, unique keys"
@@ -293,14 +294,14 @@ log "A/B: scenario 2 at $S2_RATE/s and $(( S2_RATE / 2 ))/s on an instance with 
 EXTRA_ENV=(LEDGERLINE_TOKEN_CACHE_MAX_ENTRIES=0)
 start_service "$SVC2_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service-nocache.log"
 EXTRA_ENV=()
-run_load replay 800 "$WARM_S" warm-nocache "$SVC2_PORT" >> "$OUT/warmup.jsonl"
+run_load replay 1500 "$WARM_S" warm-nocache "$SVC2_PORT" >> "$OUT/warmup.jsonl"
 BEST=$S2_RATE; measure replay "$SVC2_PORT" ab-no-token-cache
 stop_pid "$SVC_PID"
 
 log "scenario 5: scenario 1 with Redis unreachable: a second instance with QUARKUS_REDIS_HOSTS=redis://127.0.0.1:$DEAD_REDIS_PORT (nothing listens)"
 start_service "$SVC2_PORT" "redis://127.0.0.1:$DEAD_REDIS_PORT/$REDIS_DB" "$OUT/service-noredis.log"
 SVC2=$SVC_PID
-run_load new 150 "$WARM_S" warm5 "$SVC2_PORT" >> "$OUT/warmup.jsonl"
+run_load new 300 $(( WARM_S * 3 )) warm5 "$SVC2_PORT" >> "$OUT/warmup.jsonl"
 search new "$RATES_NEW" "$SVC2_PORT" s5-noredis; measure new "$SVC2_PORT" s5-noredis; wait_all_final 30
 stop_pid "$SVC2"
 

@@ -11,7 +11,6 @@ import dev.ledgerline.transfers.support.Statements;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import jakarta.inject.Inject;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -44,14 +43,9 @@ class IdempotencyFastPathTest {
     @Inject
     RedisCommands redis;
 
-    @Inject
-    CircuitBreakerMaintenance breakers;
-
     @AfterEach
     void heal() throws Exception {
         TestStack.heal();
-        breakers.resetAll();
-        redis.resetBreaker();
     }
 
     @Test

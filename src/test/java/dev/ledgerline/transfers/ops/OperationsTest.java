@@ -1,14 +1,11 @@
 package dev.ledgerline.transfers.ops;
 
-import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import jakarta.inject.Inject;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,17 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @QuarkusTest
 class OperationsTest {
 
-    @Inject
-    CircuitBreakerMaintenance breakers;
-
-    @Inject
-    RedisCommands redis;
-
     @AfterEach
     void heal() throws Exception {
         TestStack.heal();
-        breakers.resetAll();
-        redis.resetBreaker();
     }
 
     @Test

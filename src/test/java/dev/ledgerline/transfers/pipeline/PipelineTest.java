@@ -1,11 +1,11 @@
 package dev.ledgerline.transfers.pipeline;
 
-import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Sandbox;
+import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
@@ -37,9 +37,6 @@ class PipelineTest {
     @Inject
     CircuitBreakerMaintenance breakers;
 
-    @Inject
-    RedisCommands redis;
-
     @BeforeEach
     void nonIdempotentProvider() {
         Sandbox.faults(Map.of("idempotent", false));
@@ -48,8 +45,7 @@ class PipelineTest {
     @AfterEach
     void healthyProvider() {
         Sandbox.reset();
-        breakers.resetAll();
-        redis.resetBreaker();
+        TestStack.closeBreakers();
     }
 
     @Test

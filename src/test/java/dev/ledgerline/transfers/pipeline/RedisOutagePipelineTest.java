@@ -1,14 +1,11 @@
 package dev.ledgerline.transfers.pipeline;
 
-import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,18 +26,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 @QuarkusTest
 class RedisOutagePipelineTest {
 
-    @Inject
-    CircuitBreakerMaintenance breakers;
-
-    @Inject
-    RedisCommands redis;
-
     @AfterEach
     void heal() throws Exception {
         TestStack.heal();
         Sandbox.reset();
-        breakers.resetAll();
-        redis.resetBreaker();
     }
 
     @Test

@@ -12,7 +12,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -58,9 +57,6 @@ class RateLimitTest {
     @Inject
     LedgerlineConfig config;
 
-    @Inject
-    CircuitBreakerMaintenance breakers;
-
     @AfterEach
     void redisBack() throws Exception {
         LocalRedis server = TestStack.current().redis();
@@ -69,8 +65,7 @@ class RateLimitTest {
         } else {
             server.restart();
         }
-        breakers.resetAll();
-        redis.resetBreaker();
+        TestStack.closeBreakers();
     }
 
     @Test

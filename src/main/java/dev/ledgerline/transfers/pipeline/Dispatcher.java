@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -22,8 +23,8 @@ public class Dispatcher {
     private final TransferProcessor processor;
     private final int maxInFlight;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final io.micrometer.core.instrument.Counter started;
-    private final io.micrometer.core.instrument.Counter deferred;
+    private final Counter started;
+    private final Counter deferred;
 
     public Dispatcher(TransferProcessor processor, LedgerlineConfig config, MeterRegistry metrics) {
         this.processor = processor;

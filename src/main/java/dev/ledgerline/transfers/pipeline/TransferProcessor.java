@@ -9,6 +9,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Claim;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
@@ -46,7 +47,7 @@ public class TransferProcessor {
     private final String worker;
     private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
-    private final io.micrometer.core.instrument.Counter lockNotNeeded;
+    private final Counter lockNotNeeded;
 
     public TransferProcessor(PipelineMetrics pipelineMetrics, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
                              CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,

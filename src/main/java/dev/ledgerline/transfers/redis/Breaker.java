@@ -66,6 +66,17 @@ final class Breaker {
         }
     }
 
+    /**
+     * A call that ended without a verdict (its caller cancelled it, e.g. the client went away): it says
+     * nothing about Redis, so it is not counted; but when it was the trial, the next call becomes the trial.
+     */
+    synchronized void abandoned(long nowNanos) {
+        if (state == State.HALF_OPEN) {
+            state = State.OPEN;
+            openedAt = nowNanos - delayNanos;
+        }
+    }
+
     synchronized State state() {
         return state;
     }

@@ -86,10 +86,10 @@ public class RedisCommands {
                 }
             });
             emitter.onTermination(() -> {
-                // cancelled by the caller: no verdict on Redis, but a trial call must not stay open for ever
+                // cancelled by the caller: no verdict on Redis, but a trial call must not leave the breaker half-open
                 if (settled.compareAndSet(false, true)) {
                     vertx.cancelTimer(timer);
-                    breaker.failed(System.nanoTime());
+                    breaker.abandoned(System.nanoTime());
                 }
             });
             redis.execute(command, args).subscribe().with(

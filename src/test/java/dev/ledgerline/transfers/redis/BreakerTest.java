@@ -72,6 +72,22 @@ class BreakerTest {
     }
 
     @Test
+    void anAbandonedCallIsNotCountedButAnAbandonedTrialLetsTheNextCallTry() {
+        Breaker b = new Breaker(2, 0.5, DELAY);
+        b.abandoned(0);
+        b.abandoned(0);
+        assertEquals(Breaker.State.CLOSED, b.state(), "cancelled calls say nothing about Redis");
+        b.failed(0);
+        b.failed(0);
+        assertTrue(b.allow(DELAY), "the trial");
+        b.abandoned(DELAY + 1);
+        assertEquals(Breaker.State.OPEN, b.state());
+        assertTrue(b.allow(DELAY + 2), "no second delay: the next call is the trial");
+        b.succeeded();
+        assertEquals(Breaker.State.CLOSED, b.state());
+    }
+
+    @Test
     void resetClosesWithAnEmptyWindow() {
         Breaker b = new Breaker(2, 0.5, DELAY);
         b.failed(0);

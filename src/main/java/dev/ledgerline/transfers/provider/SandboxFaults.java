@@ -5,6 +5,12 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 /**
  * How the sandbox provider misbehaves. Rates are probabilities in [0, 1], drawn per call.
  *
+ * <p>Besides answers that come late or wrong, the sandbox models effects that outlive their caller: a send
+ * held in transit that the provider applies after the caller's timeout ({@code holdMs}), a send answered
+ * with an error and applied later anyway ({@code errorThenExecuteRate}), and lookups that lag behind
+ * executions ({@code lookupLagMs}). A held send still honours its {@code Ledgerline-Not-After} deadline
+ * at the moment it is applied, as the provider contract requires.
+ *
  * @param latencyMs              delay before answering a send, applied after the payment executed
  * @param timeoutRate            the send executes, then the answer never comes in time (held for {@code hangMs})
  * @param rejectRate             the send is definitively rejected, nothing executes
@@ -13,12 +19,30 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
  * @param lookupErrorRate        a lookup answers 503
  * @param idempotent             {@code true}: a repeated reference returns the first result; {@code false}: every send executes again
  * @param hangMs                 how long a "timed out" send holds its answer
+ * @param holdMs                 how long a held send travels before the sandbox applies it (and then answers)
+ * @param holdRate               share of references whose FIRST send is held {@code holdMs}; later sends are not held
+ * @param errorThenExecuteRate   503 at once, and the send is applied {@code holdMs} later all the same
+ * @param lookupLagMs            a lookup does not see an execution younger than this (answers 404)
  */
 @JsonIgnoreProperties(ignoreUnknown = false)
 public record SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRate, Double errorBeforeExecuteRate,
-                            Double errorAfterExecuteRate, Double lookupErrorRate, Boolean idempotent, Long hangMs) {
+                            Double errorAfterExecuteRate, Double lookupErrorRate, Boolean idempotent, Long hangMs,
+                            Long holdMs, Double holdRate, Double errorThenExecuteRate, Long lookupLagMs) {
 
-    public static final SandboxFaults NONE = new SandboxFaults(0L, 0.0, 0.0, 0.0, 0.0, 0.0, true, 30_000L);
+    public static final SandboxFaults NONE = new SandboxFaults(0L, 0.0, 0.0, 0.0, 0.0, 0.0, true, 30_000L, 0L, 0.0, 0.0, 0L);
+
+    /** The faults without any in-transit behaviour. */
+    public SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRate, Double errorBeforeExecuteRate,
+                         Double errorAfterExecuteRate, Double lookupErrorRate, Boolean idempotent, Long hangMs) {
+        this(latencyMs, timeoutRate, rejectRate, errorBeforeExecuteRate, errorAfterExecuteRate, lookupErrorRate, idempotent,
+                hangMs, null, null, null, null);
+    }
+
+    /** These faults, with sends and lookups that outlive their callers. */
+    public SandboxFaults inTransit(long holdMs, double holdRate, double errorThenExecuteRate, long lookupLagMs) {
+        return new SandboxFaults(latencyMs, timeoutRate, rejectRate, errorBeforeExecuteRate, errorAfterExecuteRate,
+                lookupErrorRate, idempotent, hangMs, holdMs, holdRate, errorThenExecuteRate, lookupLagMs);
+    }
 
     /** Fields left out of a PUT keep their defaults. */
     public SandboxFaults withDefaults() {
@@ -30,6 +54,10 @@ public record SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRat
                 errorAfterExecuteRate == null ? NONE.errorAfterExecuteRate : errorAfterExecuteRate,
                 lookupErrorRate == null ? NONE.lookupErrorRate : lookupErrorRate,
                 idempotent == null ? NONE.idempotent : idempotent,
-                hangMs == null ? NONE.hangMs : hangMs);
+                hangMs == null ? NONE.hangMs : hangMs,
+                holdMs == null ? NONE.holdMs : holdMs,
+                holdRate == null ? NONE.holdRate : holdRate,
+                errorThenExecuteRate == null ? NONE.errorThenExecuteRate : errorThenExecuteRate,
+                lookupLagMs == null ? NONE.lookupLagMs : lookupLagMs);
     }
 }

@@ -10,14 +10,15 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
-import java.time.Duration;
+import java.util.List;
 
 /**
- * The sandbox payment provider's HTTP face (DESIGN §6), built only into dev and test: a thin JAX-RS
+ * The sandbox payment provider's HTTP face, built only into dev and test: a thin JAX-RS
  * adapter over {@link SandboxLedger}, which holds the payments and the faults.
  */
 @Path("/sandbox/provider")
@@ -33,9 +34,15 @@ public class SandboxProvider {
     public Uni<Response> send(@HeaderParam("Idempotency-Key") String reference,
                               @HeaderParam(ProviderRestClient.NOT_AFTER) String notAfter,
                               ProviderRestClient.PaymentBody body) {
-        SandboxLedger.Answer answer = ledger.send(reference, body != null, notAfter);
-        Uni<Response> result = Uni.createFrom().item(response(answer));
-        return answer.delayMs() > 0 ? result.onItem().delayIt().by(Duration.ofMillis(answer.delayMs())) : result;
+        // the ledger applies a held send on its own timer: cancelling this Uni (the caller gave up) cannot stop it
+        return Uni.createFrom().completionStage(ledger.send(reference, body, notAfter)).map(SandboxProvider::response);
+    }
+
+    /** Every send the sandbox applied: what was paid, to whom, under which deadline, and what came of it. */
+    @GET
+    @Path("/orders")
+    public List<SandboxLedger.Order> orders(@QueryParam("reference") String reference) {
+        return reference == null ? ledger.orders() : ledger.orders(reference);
     }
 
     @GET

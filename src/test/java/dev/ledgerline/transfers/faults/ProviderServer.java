@@ -12,7 +12,7 @@ import io.vertx.core.http.HttpServerRequest;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The sandbox provider's HTTP contract (DESIGN §6) served from the suite's own JVM over
+ * The sandbox provider's HTTP contract served from the suite's own JVM over
  * {@link SandboxLedger} — the class the dev/test sandbox uses — because the packaged prod jar must not
  * contain the sandbox. Routes sit at the root: point {@code QUARKUS_REST_CLIENT_PROVIDER_URL} at {@link #url()}.
  */
@@ -56,16 +56,28 @@ final class ProviderServer implements AutoCloseable {
                 String reference = request.getHeader("Idempotency-Key");
                 String notAfter = request.getHeader(ProviderRestClient.NOT_AFTER);
                 request.body().onSuccess(body -> {
-                    SandboxLedger.Answer answer = ledger.send(reference, body != null && body.length() > 0, notAfter);
-                    if (answer.delayMs() > 0) {
-                        vertx.setTimer(answer.delayMs(), t -> respond(request, answer.status(), answer.body()));
-                    } else {
-                        respond(request, answer.status(), answer.body());
+                    ProviderRestClient.PaymentBody order;
+                    try {
+                        order = body == null || body.length() == 0 ? null
+                                : JSON.readValue(body.getBytes(), ProviderRestClient.PaymentBody.class);
+                    } catch (Exception unreadable) {
+                        order = null;
                     }
+                    // a held send is applied on the ledger's own timer, whether or not the service still waits
+                    var context = vertx.getOrCreateContext();
+                    ledger.send(reference, order, notAfter).whenComplete((answer, failure) -> context.runOnContext(v -> {
+                        if (failure != null) {
+                            respond(request, 500, null);
+                        } else {
+                            respond(request, answer.status(), answer.body());
+                        }
+                    }));
                 });
             } else if (path.startsWith("/payments/") && request.method() == HttpMethod.GET) {
                 SandboxLedger.Answer answer = ledger.lookup(path.substring("/payments/".length()));
                 respond(request, answer.status(), answer.body());
+            } else if (path.equals("/orders") && request.method() == HttpMethod.GET) {
+                respond(request, 200, ledger.orders());
             } else if (path.equals("/faults") && request.method() == HttpMethod.PUT) {
                 request.body().onSuccess(body -> {
                     try {

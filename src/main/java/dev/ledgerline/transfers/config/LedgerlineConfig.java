@@ -198,6 +198,15 @@ public interface LedgerlineConfig {
         /** When Redis is unavailable, still process (the database claim guards) rather than wait. */
         @WithDefault("true")
         boolean proceedWithoutLock();
+
+        /**
+         * Sends of one transfer that the provider refused with a 4xx it does not explain (401, 403, 409, 429, …) and
+         * then did not know at lookup: after this many, the reconciler stops resending and parks the transfer in
+         * {@code reconciling} for an operator (README "A transfer stuck in reconciling") instead of looping
+         * lookup → resend without end. Timeouts and 5xx (an outage) never park: they back off and retry.
+         */
+        @WithDefault("5")
+        int maxRefusedSends();
     }
 
     interface Provider {
@@ -207,5 +216,12 @@ public interface LedgerlineConfig {
          */
         @WithDefault("5000")
         long timeoutMs();
+
+        /**
+         * The provider's stated bound on how far its lookups may lag behind its executions. The reconciler decides
+         * nothing from a lookup until an earlier send's deadline, the clock margin and this lag have all passed.
+         */
+        @WithDefault("PT0S")
+        Duration lookupLag();
     }
 }

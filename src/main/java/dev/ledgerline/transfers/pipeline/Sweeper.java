@@ -16,6 +16,7 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Finishes what instances dropped, safely on any number of instances (every scan is
@@ -27,6 +28,12 @@ import java.util.List;
  *       rejected → {@code failed}, not found → claimed and sent again with the same reference,
  *       lookup error → retried after an exponential back-off.</li>
  * </ul>
+ * A reconciling row is due only once its last send can no longer execute (its deadline, the clock margin and
+ * the provider's lookup lag have passed; see {@code TransferRepository#TAKE_RECONCILING}), so a lookup never
+ * answers for a send still in transit. After {@code ledgerline.pipeline.max-refused-sends} sends the provider
+ * refused with an unexplained 4xx and then did not know, the transfer is parked for an operator instead of
+ * being resent again. One item's failure never
+ * cancels the rest of a sweep.
  */
 @ApplicationScoped
 public class Sweeper {
@@ -100,7 +107,7 @@ public class Sweeper {
     }
 
     private Uni<Void> settle(Reconcilable row, TransferStatus status, String failureReason, String reason) {
-        return transfers.fence(row.id(), row.version(), status, failureReason, Duration.ZERO, actor, reason)
+        return transfers.fence(row.id(), row.version(), status, failureReason, Duration.ZERO, actor, reason, false)
                 .invoke(fenced -> {
                     count(fenced ? status.db() : "stale");
                     if (fenced) {
@@ -117,6 +124,9 @@ public class Sweeper {
     /** Not found at the provider: it never executed, so the same reference may be sent again — through the claim. */
     private Uni<Void> resend(Reconcilable row) {
         count("not_found");
+        if (row.refusedSends() >= settings.maxRefusedSends()) {
+            return park(row);
+        }
         if (!dispatcher.tryEnter()) {
             return Uni.createFrom().voidItem();
         }
@@ -125,16 +135,35 @@ public class Sweeper {
                 .replaceWithVoid();
     }
 
+    /**
+     * The provider keeps refusing our sends with a 4xx it does not explain (credentials that no longer work, a
+     * request it will not take) and never knew the payment: resending again would loop without end.
+     * The transfer stays {@code reconciling} — nothing moved, nothing is lost — with a new version whose reason
+     * says so, and waits for an operator (README "A transfer stuck in reconciling").
+     */
+    private Uni<Void> park(Reconcilable row) {
+        String reason = "parked after " + row.refusedSends() + " refused sends, needs an operator";
+        return transfers.park(row.id(), row.version(), actor, reason).invoke(parked -> {
+            count(parked ? "parked" : "stale");
+            LOG.warnf("transferId=%s version=%d step=reconcile %s", row.id(), row.version(),
+                    parked ? reason : "park skipped, the row moved on (stale)");
+        }).replaceWithVoid();
+    }
+
     private void count(String result) {
         metrics.counter("ledgerline.reconciliations", "result", result).increment();
     }
 
-    private static <T> Uni<Void> forEach(List<T> items, java.util.function.Function<? super T, Uni<Void>> action) {
+    /** Runs {@code action} on every item, 16 at a time; one item's failure is logged and never cancels the others. */
+    private static <T> Uni<Void> forEach(List<T> items, Function<? super T, Uni<Void>> action) {
         if (items.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
         return Multi.createFrom().iterable(items)
-                .onItem().<Void>transformToUni(action::apply).merge(16)
+                .onItem().<Void>transformToUni(item -> Uni.createFrom().deferred(() -> action.apply(item))
+                        .onFailure().invoke(e -> LOG.warnf("step=sweep one item failed, the next sweep retries it: %s", e.toString()))
+                        .onFailure().recoverWithNull())
+                .merge(16)
                 .collect().last()
                 .replaceWithVoid();
     }

@@ -4,6 +4,8 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.provider.PaymentOrder;
 import dev.ledgerline.transfers.provider.PaymentProvider;
 import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.provider.ProviderRefusedException;
+import dev.ledgerline.transfers.provider.SendNotWrittenException;
 import dev.ledgerline.transfers.provider.SendResult;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Claim;
@@ -21,12 +23,18 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * Moves one transfer through lock → claim → send → fence → release (DESIGN §5).
+ * Moves one transfer through lock → claim → send → fence → release (README "How a transfer moves").
  *
  * <p>The Redis lock only keeps workers out of each other's way. What makes a payment happen at most
  * once is the database: the claim UPDATE succeeds for one worker only and hands it a version, the
  * provider is called only after that claim, and the final UPDATE applies only while that version is
  * still current. A worker that was paused past its lease therefore changes nothing when it wakes up.
+ *
+ * <p>A send can outlive its caller: after the timeout fires, the request may still be in transit and execute
+ * later. Every send therefore carries the deadline its claim fixed in PostgreSQL ({@code send_not_after}), the
+ * provider must not execute it afterwards, {@link dev.ledgerline.transfers.provider.DeadlineFilter} keeps it in
+ * the process once that deadline passed, and the database lets nobody claim the row again or act on a lookup
+ * before the deadline plus the clock margin is over.
  */
 @ApplicationScoped
 public class TransferProcessor {
@@ -75,8 +83,8 @@ public class TransferProcessor {
     /**
      * The first pass over a transfer this instance committed a moment ago, without the Redis lock: no
      * other worker looks at a pending row before its pending grace has passed, and the lock is not what
-     * guards the payment anyway — the claim is (DESIGN §5; the model in src/model/transfer.pml includes
-     * every path that skips the lock). Saves two Redis round trips per transfer.
+     * guards the payment anyway — the claim is (the model in src/model/transfer.pml includes every path that
+     * skips the lock). Saves two Redis round trips per transfer.
      */
     public Uni<Outcome> processJustAccepted(Seen seen, String why) {
         lockNotNeeded.increment();
@@ -139,42 +147,66 @@ public class TransferProcessor {
         long leaseLeft = settings.lease().toNanos() - (System.nanoTime() - claimedAt);
         if (leaseLeft < providerTimeout.plus(settings.margin()).toNanos()) {
             // a send now could still be executing after the lease ends and another worker resends
-            return fence(claim, TransferStatus.RECONCILING, null, "lease too short to send", settings.retryBackoff())
+            return fence(claim, TransferStatus.RECONCILING, null, "lease too short to send", settings.retryBackoff(), false)
                     .map(fenced -> fenced ? Outcome.LEASE_TOO_SHORT : Outcome.STALE);
         }
-        return send(claim).flatMap(result -> {
+        return send(claim).flatMap(sent -> {
+            SendResult result = sent.definitive();
             if (result == null) {
-                return fence(claim, TransferStatus.RECONCILING, null, "provider outcome unknown", settings.retryBackoff())
+                return fence(claim, TransferStatus.RECONCILING, null, sent.unknownReason(), settings.retryBackoff(), sent.refused())
                         .map(fenced -> fenced ? Outcome.UNKNOWN : Outcome.STALE);
             }
             if (result.executed()) {
-                return fence(claim, TransferStatus.SENT, null, "provider completed", Duration.ZERO)
+                return fence(claim, TransferStatus.SENT, null, "provider completed", Duration.ZERO, false)
                         .map(fenced -> fenced ? Outcome.SENT : Outcome.STALE);
             }
-            return fence(claim, TransferStatus.FAILED, result.reason(), "provider rejected", Duration.ZERO)
+            return fence(claim, TransferStatus.FAILED, result.reason(), "provider rejected", Duration.ZERO, false)
                     .map(fenced -> fenced ? Outcome.FAILED : Outcome.STALE);
         });
     }
 
-    /** The provider's definitive answer, or {@code null} when the outcome is unknown. */
-    private Uni<SendResult> send(Claim claim) {
-        // the provider must not execute this send once our lease is over (less the clock margin): by then the
-        // sweeper may have looked the payment up and sent it again under a newer claim
+    /**
+     * How a send ended: the provider's definitive answer, or none ({@code unknownReason} says why; {@code refused}:
+     * the provider answered an unexplained 4xx).
+     */
+    private record Sent(SendResult definitive, String unknownReason, boolean refused) {
+    }
+
+    private Uni<Sent> send(Claim claim) {
+        // the deadline the claim fixed: the provider must not execute this send later, and nobody claims the row
+        // again or decides from a lookup until it (plus the margin) has passed — whatever happens to this call
         PaymentOrder order = new PaymentOrder(claim.providerReference(), claim.amount(), claim.currency(), claim.iban(),
-                claim.name(), claim.leaseExpiresAt().toInstant().minus(settings.margin()));
+                claim.name(), claim.sendNotAfter().toInstant());
         long started = System.nanoTime();
         return provider.send(order)
                 .invoke(result -> metrics.counter("ledgerline.provider.send", "outcome", result.executed() ? "completed" : "rejected").increment())
+                .map(result -> new Sent(result, null, false))
                 .onFailure().recoverWithItem(e -> {
-                    metrics.counter("ledgerline.provider.send", "outcome", "unknown").increment();
-                    LOG.infof("transferId=%s version=%d step=send outcome unknown: %s", claim.id(), claim.version(), e.toString());
-                    return null;
+                    String outcome = causedBy(e, SendNotWrittenException.class) ? "not_written"
+                            : causedBy(e, ProviderRefusedException.class) ? "refused" : "unknown";
+                    metrics.counter("ledgerline.provider.send", "outcome", outcome).increment();
+                    LOG.infof("transferId=%s version=%d step=send outcome %s: %s", claim.id(), claim.version(), outcome, e.toString());
+                    return new Sent(null, switch (outcome) {
+                        case "not_written" -> "send not written, its deadline passed first";
+                        case "refused" -> "provider refused the send, outcome unknown";
+                        default -> "provider outcome unknown";
+                    }, outcome.equals("refused"));
                 })
                 .invoke(() -> metrics.timer("ledgerline.provider.send.latency").record(Duration.ofNanos(System.nanoTime() - started)));
     }
 
-    private Uni<Boolean> fence(Claim claim, TransferStatus status, String failureReason, String reason, Duration nextAttemptIn) {
-        return transfers.fence(claim.id(), claim.version(), status, failureReason, nextAttemptIn, worker, reason)
+    private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
+        for (Throwable e = failure; e != null; e = e.getCause()) {
+            if (type.isInstance(e)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Uni<Boolean> fence(Claim claim, TransferStatus status, String failureReason, String reason, Duration nextAttemptIn,
+                               boolean refused) {
+        return transfers.fence(claim.id(), claim.version(), status, failureReason, nextAttemptIn, worker, reason, refused)
                 .invoke(fenced -> {
                     if (fenced) {
                         LOG.debugf("transferId=%s version=%d step=fence -> %s (%s)", claim.id(), claim.version() + 1, status.db(), reason);

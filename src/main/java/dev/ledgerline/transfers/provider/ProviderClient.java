@@ -11,9 +11,11 @@ import org.eclipse.microprofile.rest.client.inject.RestClient;
 
 /**
  * The provider adapter with its fault tolerance. It decides what is definitive and what is not:
- * 2xx is completed, 4xx with a rejection body is a definitive rejection (returned as an item, so the
- * breaker does not count it), everything else — timeout, 5xx, broken connection, open breaker, full
- * bulkhead — fails the {@code Uni} and means "unknown".
+ * 2xx is completed; 400 (the provider refused the request itself, e.g. a beneficiary it will not pay), 402 and
+ * 422 are definitive rejections (returned as an item, so the breaker does not count them); everything else —
+ * timeout, 5xx, 412 (arrived after its deadline: not executed, the lookup settles it), 401/403/404/409/429 and
+ * other 4xx, a broken connection, an open breaker, a full bulkhead — fails the {@code Uni} and means "unknown".
+ * Unexplained 4xx answers are bounded by the reconciler ({@code ledgerline.pipeline.max-refused-sends}), not retried forever.
  *
  * <p>{@code @Timeout} stops waiting but does not cancel the call: the provider may still execute after
  * the timeout, which is exactly why a timeout is unknown and goes to reconciliation.
@@ -38,7 +40,9 @@ public class ProviderClient implements PaymentProvider {
     public Uni<SendResult> send(PaymentOrder order) {
         var body = new ProviderRestClient.PaymentBody(order.amount(), order.currency(),
                 new ProviderRestClient.PaymentBody.Destination(order.iban(), order.name()));
-        return rest.send(order.reference(), order.notAfter().toString(), body).map(ProviderClient::toSendResult);
+        // deferred: built when the bulkhead lets it through, and DeadlineFilter checks the deadline as it is written
+        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), body))
+                .map(ProviderClient::toSendResult);
     }
 
     @Override
@@ -56,15 +60,17 @@ public class ProviderClient implements PaymentProvider {
             if (status == 200 || status == 201) {
                 return SendResult.completed();
             }
-            if (status == 402 || status == 422) {
+            if (status == 400 || status == 402 || status == 422) {
                 ProviderPayment payment = readPayment(response);
-                if (payment != null && "rejected".equals(payment.status())) {
-                    return SendResult.rejected(payment.reason() == null ? "rejected by provider" : payment.reason());
-                }
+                return SendResult.rejected(payment != null && payment.reason() != null
+                        ? payment.reason() : "refused by the provider (" + status + ")");
             }
             if (status == 412) {
                 // refused for arriving after its deadline: not executed; the reconciler's lookup will say so
                 throw new ProviderUnknownOutcomeException("provider refused a send that arrived after its deadline");
+            }
+            if (status >= 400 && status < 500) {
+                throw new ProviderRefusedException(status);
             }
             throw new ProviderUnknownOutcomeException("provider answered " + status + " to a send");
         }

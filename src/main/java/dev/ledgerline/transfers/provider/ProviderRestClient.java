@@ -10,10 +10,15 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import org.eclipse.microprofile.rest.client.annotation.RegisterProvider;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
-/** The provider's HTTP contract (DESIGN §6); {@link ProviderClient} owns its fault tolerance. */
+/**
+ * The provider's HTTP contract; {@link ProviderClient} owns its fault tolerance, {@link DeadlineFilter} keeps a
+ * send whose deadline passed from leaving the process.
+ */
 @RegisterRestClient(configKey = "provider")
+@RegisterProvider(DeadlineFilter.class)
 @Path("/payments")
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.APPLICATION_JSON)

@@ -23,25 +23,27 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
  * @param holdRate               share of references whose FIRST send is held {@code holdMs}; later sends are not held
  * @param errorThenExecuteRate   503 at once, and the send is applied {@code holdMs} later all the same
  * @param lookupLagMs            a lookup does not see an execution younger than this (answers 404)
+ * @param refuseWith             a 4xx status every send is answered with, nothing executed (0: none)
  */
 @JsonIgnoreProperties(ignoreUnknown = false)
 public record SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRate, Double errorBeforeExecuteRate,
                             Double errorAfterExecuteRate, Double lookupErrorRate, Boolean idempotent, Long hangMs,
-                            Long holdMs, Double holdRate, Double errorThenExecuteRate, Long lookupLagMs) {
+                            Long holdMs, Double holdRate, Double errorThenExecuteRate, Long lookupLagMs,
+                            Integer refuseWith) {
 
-    public static final SandboxFaults NONE = new SandboxFaults(0L, 0.0, 0.0, 0.0, 0.0, 0.0, true, 30_000L, 0L, 0.0, 0.0, 0L);
+    public static final SandboxFaults NONE = new SandboxFaults(0L, 0.0, 0.0, 0.0, 0.0, 0.0, true, 30_000L, 0L, 0.0, 0.0, 0L, 0);
 
     /** The faults without any in-transit behaviour. */
     public SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRate, Double errorBeforeExecuteRate,
                          Double errorAfterExecuteRate, Double lookupErrorRate, Boolean idempotent, Long hangMs) {
         this(latencyMs, timeoutRate, rejectRate, errorBeforeExecuteRate, errorAfterExecuteRate, lookupErrorRate, idempotent,
-                hangMs, null, null, null, null);
+                hangMs, null, null, null, null, null);
     }
 
     /** These faults, with sends and lookups that outlive their callers. */
     public SandboxFaults inTransit(long holdMs, double holdRate, double errorThenExecuteRate, long lookupLagMs) {
         return new SandboxFaults(latencyMs, timeoutRate, rejectRate, errorBeforeExecuteRate, errorAfterExecuteRate,
-                lookupErrorRate, idempotent, hangMs, holdMs, holdRate, errorThenExecuteRate, lookupLagMs);
+                lookupErrorRate, idempotent, hangMs, holdMs, holdRate, errorThenExecuteRate, lookupLagMs, refuseWith);
     }
 
     /** Fields left out of a PUT keep their defaults. */
@@ -58,6 +60,7 @@ public record SandboxFaults(Long latencyMs, Double timeoutRate, Double rejectRat
                 holdMs == null ? NONE.holdMs : holdMs,
                 holdRate == null ? NONE.holdRate : holdRate,
                 errorThenExecuteRate == null ? NONE.errorThenExecuteRate : errorThenExecuteRate,
-                lookupLagMs == null ? NONE.lookupLagMs : lookupLagMs);
+                lookupLagMs == null ? NONE.lookupLagMs : lookupLagMs,
+                refuseWith == null ? NONE.refuseWith : refuseWith);
     }
 }

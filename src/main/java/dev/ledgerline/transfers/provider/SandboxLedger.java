@@ -99,6 +99,9 @@ public final class SandboxLedger {
         if (roll(f.errorBeforeExecuteRate())) {
             return done(new Answer(503, null));
         }
+        if (f.refuseWith() > 0) {
+            return done(new Answer(f.refuseWith(), null));
+        }
         Payment payment = payments.computeIfAbsent(reference, Payment::new);
         boolean first = payment.arrivals.incrementAndGet() == 1;
         if (roll(f.errorThenExecuteRate())) {

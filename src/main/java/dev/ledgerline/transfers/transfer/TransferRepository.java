@@ -9,6 +9,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import java.time.Duration;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -46,30 +47,47 @@ public class TransferRepository {
      * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a
      * pending row could then claim it after another worker's send timed out and moved it to reconciling,
      * and send again without the lookup (found by the model check, src/model/transfer.pml).
+     *
+     * <p>The claim also fixes the deadline its send will carry ({@code send_not_after}, {@code $7} ms from
+     * now) and refuses to take a row whose previous send could still execute: that send's deadline plus
+     * {@code $8} ms (clock margin and the provider's lookup lag) must have passed. A send held in transit
+     * past its timeout can thus never overlap a resend (README "Why it is safe").
      */
     static final String CLAIM = """
             UPDATE transfers
                SET status = 'processing', version = version + 1, claimed_by = $2,
-                   lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = attempts + 1,
+                   lease_expires_at = now() + $3::bigint * interval '1 millisecond',
+                   send_not_after = now() + $7::bigint * interval '1 millisecond',
+                   attempts = attempts + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
              WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
+               AND (send_not_after IS NULL OR send_not_after + $8::bigint * interval '1 millisecond' <= now())
             RETURNING version, provider_reference, amount, currency, destination_iban, destination_name, created_at,
-                      lease_expires_at""";
+                      lease_expires_at, send_not_after""";
 
-    /** The fence: a final write applies only if the writer still holds the version it claimed. */
+    /**
+     * The fence: a final write applies only if the writer still holds the version it claimed. The next
+     * attempt (for {@code reconciling}) comes no earlier than the last send's deadline plus {@code $8} ms.
+     */
     static final String FENCE = """
             UPDATE transfers
-               SET status = $3, version = version + 1, failure_reason = $4, claimed_by = NULL,
-                   lease_expires_at = NULL, next_attempt_at = now() + $5::bigint * interval '1 millisecond',
+               SET status = $3, version = version + 1, failure_reason = $4, claimed_by = NULL, lease_expires_at = NULL,
+                   next_attempt_at = greatest(now() + $5::bigint * interval '1 millisecond',
+                                              coalesce(send_not_after, now()) + $8::bigint * interval '1 millisecond'),
+                   refused_sends = refused_sends + $9,
                    updated_at = now(), last_actor = $6, last_reason = $7
              WHERE id = $1 AND version = $2
             RETURNING version""";
 
-    /** Processing rows whose lease ran out: their outcome is unknown, so they go to reconciliation. */
+    /**
+     * Processing rows whose lease ran out: their outcome is unknown, so they go to reconciliation — looked up
+     * no earlier than their send's deadline plus {@code $3} ms.
+     */
     static final String EXPIRE_LEASES = """
             UPDATE transfers t
                SET status = 'reconciling', version = t.version + 1, claimed_by = NULL, lease_expires_at = NULL,
-                   next_attempt_at = now(), updated_at = now(), last_actor = $1, last_reason = 'lease expired'
+                   next_attempt_at = greatest(now(), coalesce(t.send_not_after, now()) + $3::bigint * interval '1 millisecond'),
+                   updated_at = now(), last_actor = $1, last_reason = 'lease expired'
               FROM (SELECT id FROM transfers
                      WHERE status = 'processing' AND lease_expires_at < now()
                      ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
@@ -85,16 +103,31 @@ public class TransferRepository {
              WHERE t.id = due.id AND t.status = 'pending'
             RETURNING t.id, t.version""";
 
-    /** Reconciling rows that are due: takes them with an exponential back-off, which stands if the lookup fails. */
+    /**
+     * Reconciling rows that are due: takes them with an exponential back-off, which stands if the lookup fails.
+     * A row whose last send could still execute (its deadline plus {@code $4} ms not yet passed) is not due:
+     * a lookup now could say "not found" for a payment that is about to happen.
+     */
     static final String TAKE_RECONCILING = """
             UPDATE transfers t
                SET next_attempt_at = now() + least($3::bigint, $2::bigint * power(2, least(t.attempts, 16))) * interval '1 millisecond',
                    attempts = t.attempts + 1
               FROM (SELECT id FROM transfers
                      WHERE status = 'reconciling' AND next_attempt_at <= now()
+                       AND (send_not_after IS NULL OR send_not_after + $4::bigint * interval '1 millisecond' <= now())
                      ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
              WHERE t.id = due.id AND t.status = 'reconciling'
-            RETURNING t.id, t.version, t.provider_reference, t.created_at""";
+            RETURNING t.id, t.version, t.provider_reference, t.created_at, t.refused_sends""";
+
+    /**
+     * Parks a reconciling transfer whose sends the provider refused and never knew,
+     * {@code ledgerline.pipeline.max-refused-sends} times over: a new version (so the history says why) and no further attempt until an operator resumes it.
+     */
+    static final String PARK = """
+            UPDATE transfers
+               SET version = version + 1, next_attempt_at = 'infinity', updated_at = now(), last_actor = $3, last_reason = $4
+             WHERE id = $1 AND version = $2 AND status = 'reconciling'
+            RETURNING version""";
 
     /** Keyset page of the operations listing, oldest change first; {@code $1} status (or null), {@code $2} min age. */
     static final String LIST = """
@@ -113,10 +146,17 @@ public class TransferRepository {
 
     private final Pool pool;
     private final Duration deadline;
+    /** How long a send may still execute after its claim: the provider timeout, within the lease less the margin. */
+    private final long sendWindowMs;
+    /** After a send's deadline, how long until nothing of it can still surface: the clock margin and the lookup lag. */
+    private final long settleMs;
 
     public TransferRepository(Pool pool, LedgerlineConfig config) {
         this.pool = pool;
         this.deadline = config.transfers().databaseTimeout();
+        this.sendWindowMs = Math.min(config.provider().timeoutMs(),
+                config.pipeline().lease().minus(config.pipeline().margin()).toMillis());
+        this.settleMs = config.pipeline().margin().plus(config.provider().lookupLag()).toMillis();
     }
 
     /**
@@ -148,29 +188,36 @@ public class TransferRepository {
     /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */
     public Uni<Claim> claim(Seen seen, String worker, Duration lease, String reason) {
         UUID id = seen.id();
-        return run(CLAIM, Tuple.from(Arrays.asList(id, worker, lease.toMillis(), reason, seen.status().db(), seen.version())))
+        return run(CLAIM, Tuple.from(Arrays.asList(id, worker, lease.toMillis(), reason, seen.status().db(), seen.version(),
+                sendWindowMs, settleMs)))
                 .map(rows -> {
                     Row row = first(rows);
                     return row == null ? null : new Claim(id, row.getLong("version"), row.getString("provider_reference"),
                             row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
                             row.getString("destination_name"), row.getOffsetDateTime("created_at"),
-                            row.getOffsetDateTime("lease_expires_at"));
+                            row.getOffsetDateTime("lease_expires_at"), row.getOffsetDateTime("send_not_after"));
                 });
     }
 
     /**
      * Moves the row from the claimed version to {@code status}; {@code false} when the version moved on
-     * (a stale writer), in which case nothing changed.
+     * (a stale writer), in which case nothing changed. {@code refused}: the send was refused with an
+     * unexplained 4xx, counted towards parking the transfer.
      */
     public Uni<Boolean> fence(UUID id, long claimedVersion, TransferStatus status, String failureReason,
-                              Duration nextAttemptIn, String actor, String reason) {
+                              Duration nextAttemptIn, String actor, String reason, boolean refused) {
         Tuple params = Tuple.from(Arrays.asList(id, claimedVersion, status.db(), failureReason,
-                nextAttemptIn.toMillis(), actor, reason));
+                nextAttemptIn.toMillis(), actor, reason, settleMs, refused ? 1 : 0));
         return run(FENCE, params).map(rows -> rows.rowCount() == 1);
     }
 
+    /** Parks a reconciling row at {@code version} for an operator; {@code false} when the row moved on. */
+    public Uni<Boolean> park(UUID id, long version, String actor, String reason) {
+        return run(PARK, Tuple.of(id, version, actor, reason)).map(rows -> rows.rowCount() == 1);
+    }
+
     public Uni<List<UUID>> expireLeases(String actor, int limit) {
-        return run(EXPIRE_LEASES, Tuple.of(actor, limit)).map(rows -> ids(rows, "id"));
+        return run(EXPIRE_LEASES, Tuple.of(actor, limit, settleMs)).map(rows -> ids(rows, "id"));
     }
 
     public Uni<List<Seen>> takePending(int limit, Duration holdFor) {
@@ -184,19 +231,19 @@ public class TransferRepository {
     }
 
     public Uni<List<Reconcilable>> takeReconciling(int limit, Duration backoff, Duration maxBackoff) {
-        return run(TAKE_RECONCILING, Tuple.of(limit, backoff.toMillis(), maxBackoff.toMillis()))
+        return run(TAKE_RECONCILING, Tuple.of(limit, backoff.toMillis(), maxBackoff.toMillis(), settleMs))
                 .map(rows -> {
                     List<Reconcilable> due = new ArrayList<>();
                     for (Row row : rows) {
                         due.add(new Reconcilable(row.getUUID("id"), row.getLong("version"), row.getString("provider_reference"),
-                                row.getOffsetDateTime("created_at")));
+                                row.getOffsetDateTime("created_at"), row.getInteger("refused_sends")));
                     }
                     return due;
                 });
     }
 
     /** One page of transfers in a status (or any), unchanged for at least {@code olderThan}, after the cursor. */
-    public Uni<List<Transfer>> list(TransferStatus status, Duration olderThan, java.time.OffsetDateTime afterUpdatedAt,
+    public Uni<List<Transfer>> list(TransferStatus status, Duration olderThan, OffsetDateTime afterUpdatedAt,
                                     UUID afterId, int limit) {
         Tuple params = Tuple.from(Arrays.asList(status == null ? null : status.db(), olderThan.toMillis(),
                 afterUpdatedAt, afterId, limit));
@@ -228,14 +275,20 @@ public class TransferRepository {
         }
     }
 
-    /** A claimed transfer: what the worker needs to send it, and the version that fences its final write. */
+    /**
+     * A claimed transfer: what the worker needs to send it, the version that fences its final write, and the
+     * deadline its send carries — the provider must not execute it later, and nobody acts on the row before it passed.
+     */
     public record Claim(UUID id, long version, String providerReference, long amount, String currency,
-                        String iban, String name, java.time.OffsetDateTime createdAt,
-                        java.time.OffsetDateTime leaseExpiresAt) {
+                        String iban, String name, OffsetDateTime createdAt,
+                        OffsetDateTime leaseExpiresAt, OffsetDateTime sendNotAfter) {
     }
 
-    /** A reconciling transfer taken for a lookup, with the version its outcome must be fenced against. */
-    public record Reconcilable(UUID id, long version, String providerReference, java.time.OffsetDateTime createdAt) {
+    /**
+     * A reconciling transfer taken for a lookup, with the version its outcome must be fenced against and how
+     * many of its sends the provider refused with an unexplained 4xx.
+     */
+    public record Reconcilable(UUID id, long version, String providerReference, OffsetDateTime createdAt, int refusedSends) {
     }
 
     private static Transfer firstTransfer(RowSet<Row> rows) {

@@ -23,10 +23,14 @@ public enum TransferStatus {
         return this == SENT || this == FAILED;
     }
 
-    /** The transitions the pipeline may make; {@code transfer_events} must be a path through these. */
+    /**
+     * The transitions the pipeline may make; {@code transfer_events} must be a path through these.
+     * {@code reconciling → reconciling} is the reconciler parking a transfer for an operator.
+     */
     public Set<TransferStatus> next() {
         return switch (this) {
-            case PENDING, RECONCILING -> EnumSet.of(PROCESSING, SENT, FAILED);
+            case PENDING -> EnumSet.of(PROCESSING, SENT, FAILED);
+            case RECONCILING -> EnumSet.of(PROCESSING, SENT, FAILED, RECONCILING);
             case PROCESSING -> EnumSet.of(SENT, FAILED, RECONCILING);
             case SENT, FAILED -> EnumSet.noneOf(TransferStatus.class);
         };

@@ -28,7 +28,7 @@ final class Checker {
     static final Map<String, Set<String>> LEGAL = Map.of(
             "pending", Set.of("processing"),
             "processing", Set.of("sent", "failed", "reconciling"),
-            "reconciling", Set.of("processing", "sent", "failed"),
+            "reconciling", Set.of("processing", "sent", "failed", "reconciling"),
             "sent", Set.of(),
             "failed", Set.of());
 

@@ -1,0 +1,21 @@
+package dev.ledgerline.transfers.provider;
+
+/**
+ * The provider answered a send with a 4xx it does not explain as a rejection (401, 403, 404, 409, 429, …).
+ * Nothing says whether the payment executed, so it is an unknown outcome like any other; but the reconciler
+ * counts these per transfer ({@code ledgerline.pipeline.max-refused-sends}) so that a provider refusing every
+ * send cannot keep a transfer looping lookup → resend without end.
+ */
+public class ProviderRefusedException extends ProviderUnknownOutcomeException {
+
+    private final int status;
+
+    public ProviderRefusedException(int status) {
+        super("provider refused a send with " + status);
+        this.status = status;
+    }
+
+    public int status() {
+        return status;
+    }
+}

@@ -149,6 +149,13 @@ public interface LedgerlineConfig {
         @WithDefault("PT24H")
         Duration retention();
 
+        /**
+         * Generation of the Redis idempotency entries. Replays of finished transfers are answered from Redis alone;
+         * after restoring PostgreSQL from a backup, raise it so no entry can answer for a row the restore lost.
+         */
+        @WithDefault("1")
+        int generation();
+
         /** How long an in-flight marker may block a key if its request dies before completing. */
         @WithDefault("PT10S")
         Duration inFlightTtl();

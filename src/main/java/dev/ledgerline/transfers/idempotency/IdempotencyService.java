@@ -25,8 +25,14 @@ import java.util.UUID;
  * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT (user_id, idempotency_key) DO NOTHING} either
  * creates the transfer or finds the original, whose fingerprint says replay or 422. Redis only makes
  * the common cases cheap: a completed entry answers a replay (or a 422) without any PostgreSQL write,
- * and an in-flight marker turns a concurrent duplicate into 409 before it reaches the database. Any
+ * and an in-flight marker turns a concurrent duplicate into 409. A marker is never the last word: the
+ * duplicate looks the key up in PostgreSQL first, so a marker left behind after the original committed (its
+ * completed entry could not be written, or its request died after the commit) answers a replay, not 409. Any
  * Redis failure — down, paused, evicted, flushed — falls back to the database path with no error.
+ *
+ * <p>A final entry is answered without reading PostgreSQL, so it would outlive a row lost in a database restore
+ * for up to the retention. Redis keys therefore carry {@code ledgerline.idempotency.generation}: after a restore,
+ * raising it retires every entry at once (README "Idempotency policy").
  */
 @ApplicationScoped
 public class IdempotencyService {
@@ -55,14 +61,19 @@ public class IdempotencyService {
         this.metrics = metrics;
     }
 
-    /** Redis key for a (principal, key): hashed, so client input never shapes the key space. */
+    /** Redis key for a (principal, key) in the default generation: hashed, so client input never shapes the key space. */
     static String redisKey(String principal, IdempotencyKey key) {
-        return "idem:v1:" + Fingerprint.sha256(principal.length() + ":" + principal + "|" + key.value());
+        return redisKey(1, principal, key);
+    }
+
+    static String redisKey(int generation, String principal, IdempotencyKey key) {
+        String prefix = generation == 1 ? "idem:v1:" : "idem:v1:g" + generation + ":";
+        return prefix + Fingerprint.sha256(principal.length() + ":" + principal + "|" + key.value());
     }
 
     public Uni<Accepted> accept(String principal, IdempotencyKey key, TransferRequest request) {
         String fingerprint = Fingerprint.of(request);
-        String redisKey = redisKey(principal, key);
+        String redisKey = redisKey(config.idempotency().generation(), principal, key);
         String marker = IdempotencyEntry.inFlight(RedisLock.newToken(), fingerprint).encode();
         // one round trip: the key's entry if it has one, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
@@ -83,8 +94,7 @@ public class IdempotencyService {
                         return insertOrFind(principal, key, request, fingerprint, redisKey, null);
                     }
                     if (!entry.completed()) {
-                        count("fast", "in_flight");
-                        throw inUse();
+                        return inFlightElsewhere(principal, key, fingerprint, redisKey);
                     }
                     if (!entry.fingerprint().equals(fingerprint)) {
                         count("fast", "mismatch");
@@ -97,6 +107,26 @@ public class IdempotencyService {
                     }
                     return replayFromDatabase(principal, key, request, fingerprint, redisKey, entry.transferId());
                 });
+    }
+
+    /**
+     * Another request holds the key's marker. If PostgreSQL has no row yet, that request is still on its way:
+     * 409. If it has one, the original committed and its completed entry never replaced the marker (Redis
+     * failed that write, or the request died after its commit): PostgreSQL answers, and the entry is written now.
+     */
+    private Uni<Accepted> inFlightElsewhere(String principal, IdempotencyKey key, String fingerprint, String redisKey) {
+        return transfers.findByKey(principal, key.value()).flatMap(original -> {
+            if (original == null) {
+                count("fast", "in_flight");
+                throw inUse();
+            }
+            if (!original.requestFingerprint().equals(fingerprint)) {
+                count("db", "mismatch");
+                throw reused();
+            }
+            count("db", "replay_after_marker");
+            return remember(redisKey, original).replaceWith(new Accepted(original, true));
+        });
     }
 
     /** A completed entry whose transfer was still moving when it was written: the row has the current state. */

@@ -163,6 +163,23 @@ class IdempotencyFastPathTest {
     }
 
     @Test
+    void aMarkerLeftBehindAfterTheOriginalCommittedAnswersAReplayNotA409() {
+        String token = writer("marker");
+        String key = newKey();
+        String id = Api.post(token, key, body(445)).then().statusCode(201).extract().path("id");
+        // what a failed write of the completed entry leaves: the original's marker, although its row is committed
+        String redisKey = IdempotencyService.redisKey("marker", IdempotencyKey.parse(key));
+        redis.set(redisKey, IdempotencyEntry.inFlight("original", "f".repeat(64)).encode(), 3000).await().atMost(WAIT);
+
+        Api.post(token, key, body(445)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        Api.post(token, key, body(446)).then().statusCode(422)
+                .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
+        assertTrue(IdempotencyEntry.decode(redis.get(redisKey).await().atMost(WAIT)).completed(),
+                "the completed entry replaced the stale marker");
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+    }
+
+    @Test
     void withRedisPausedAndThenDeadRequestsStayCorrectAndBoundedAndTheFastPathComesBack() throws Exception {
         String token = writer("outage");
         LocalRedis server = TestStack.current().redis();

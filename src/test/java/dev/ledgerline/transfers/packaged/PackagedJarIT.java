@@ -99,6 +99,12 @@ class PackagedJarIT {
             given().auth().oauth2(token).get("/v1/transfers/" + id).then().statusCode(200).body("id", equalTo(id));
             given().get("/q/openapi").then().statusCode(200).body(org.hamcrest.Matchers.containsString("/v1/transfers"));
             given().get("/q/swagger-ui/").then().statusCode(200);
+
+            // prod allows no other origin until QUARKUS_HTTP_CORS_ORIGINS lists it, not even a local app server
+            given().header("Origin", "http://localhost:5173").header("Access-Control-Request-Method", "POST")
+                    .options("/q/health/live").then()
+                    .header("Access-Control-Allow-Origin", org.hamcrest.Matchers.nullValue())
+                    .header("Access-Control-Allow-Headers", org.hamcrest.Matchers.nullValue());
         } finally {
             service.destroy();
             service.waitFor(20, TimeUnit.SECONDS);

@@ -1,0 +1,3 @@
+// The SDK's public surface: the generated client and models, and the retry/polling layer on top.
+export * from './generated/index.js';
+export * from './retry.js';

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.quarkus.vertx.http.ManagementInterface;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
@@ -47,6 +48,11 @@ public class SlowBodyGuard {
 
     void install(@Observes Router router) {
         guard(router);
+    }
+
+    /** The management interface ({@code /q/*}) is a server of its own: the same deadline there. */
+    void installOnManagement(@Observes ManagementInterface management) {
+        guard(management.router());
     }
 
     /** Puts the deadline in front of every route of {@code router}; the first handler any request meets. */

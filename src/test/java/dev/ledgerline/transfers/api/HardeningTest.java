@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.api;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.Metrics;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -233,6 +234,19 @@ class HardeningTest {
         }
         assertEquals(10, answered, "held until the change");
         as(token).header("Prefer", "wait=1").header("If-None-Match", "\"1\"").get("/v1/transfers/" + id).then().statusCode(304);
+    }
+
+    /** {@code /q/*} lives on the management interface only: the API port answers 404 however the path is spelled. */
+    @Test
+    void operationalEndpointsAreOnTheManagementPortOnly() throws Exception {
+        HttpClient client = HttpClient.newHttpClient();
+        for (String path : List.of("/q/metrics", "/q/health/live", "/q/openapi", "/v1/%2e%2e/q/metrics", "/v1/transfers/%2e%2e/%2e%2e/q/health")) {
+            HttpResponse<String> answer = client.send(HttpRequest.newBuilder(URI.create(base.toString().replaceAll("/$", "") + path)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, answer.statusCode(), path + " on the API port: " + answer.body());
+        }
+        Management.given().get("/q/health/live").then().statusCode(200);
+        assertTrue(Metrics.scrape().contains("ledgerline_"), "metrics are served on the management port");
     }
 
     @Test

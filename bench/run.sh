@@ -140,6 +140,7 @@ start_service() { # port redis-url log [extra jvm args...]
   local port=$1 redis=$2 logf=$3; shift 3
   env -i PATH="$PATH" HOME="$HOME" \
     QUARKUS_HTTP_PORT="$port" \
+    QUARKUS_MANAGEMENT_PORT="$((port + 1))" \
     QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:5432/$DB" \
     QUARKUS_DATASOURCE_USERNAME=postgres \
     QUARKUS_REDIS_HOSTS="$redis" "${EXTRA_ENV[@]}" \
@@ -151,7 +152,8 @@ start_service() { # port redis-url log [extra jvm args...]
   SVC_PID=$!
   PIDS+=($SVC_PID)
   for _ in $(seq 1 240); do
-    if curl -fsS "http://127.0.0.1:$port/q/health/live" >/dev/null 2>&1; then return 0; fi
+    # /q/* is on the management interface: the API port + 1 here
+    if curl -fsS "http://127.0.0.1:$((port + 1))/q/health/live" >/dev/null 2>&1; then return 0; fi
     kill -0 "$SVC_PID" 2>/dev/null || { echo "service exited; see $logf" >&2; tail -20 "$logf" >&2; exit 1; }
     sleep 0.5
   done
@@ -283,7 +285,7 @@ run_load new "$S1_RATE" "$PROFILE_S" profile "$SVC_PORT" > "$OUT/profile-run.jso
 wait_all_final 30
 
 # what the first instance counted: token-cache hits, idempotency paths, lock results (the report quotes them)
-curl -fsS "http://127.0.0.1:$SVC_PORT/q/metrics" | grep -E '^ledgerline_(auth_token_cache|idempotency|lock_acquire|dispatch|claim|pipeline_passes)_total' \
+curl -fsS "http://127.0.0.1:$((SVC_PORT + 1))/q/metrics" | grep -E '^ledgerline_(auth_token_cache|idempotency|lock_acquire|dispatch|claim|pipeline_passes)_total' \
   > "$OUT/metrics-svc1.txt" || true
 stop_pid "$SVC1"
 

@@ -64,10 +64,14 @@ psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d test -qc "CREATE DATABASE $dat
 database_created=yes
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-base="http://127.0.0.1:$port"
+mport="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+# every page used here is under /q/: the management interface, on its own port
+base="http://127.0.0.1:$mport"
 
 QUARKUS_HTTP_PORT="$port" \
 QUARKUS_HTTP_HOST=127.0.0.1 \
+QUARKUS_MANAGEMENT_PORT="$mport" \
+QUARKUS_MANAGEMENT_HOST=127.0.0.1 \
 QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$pg_host:$pg_port/$database" \
 QUARKUS_DATASOURCE_USERNAME="$pg_user" \
 QUARKUS_REDIS_HOSTS="$redis_url" \

@@ -23,6 +23,12 @@ record ListQuery(TransferStatus status, Duration olderThan, OffsetDateTime after
     static final int DEFAULT_LIMIT = 50;
     private static final OffsetDateTime BEGINNING = OffsetDateTime.parse("1970-01-01T00:00:00Z");
     private static final UUID LOWEST = new UUID(0L, 0L);
+    /**
+     * The oldest age a listing asks about: ten years, far beyond any transfer still open. Larger values are
+     * refused rather than passed on, since subtracting them from the clock overflows (the answer was a 500).
+     */
+    static final Duration MAX_OLDER_THAN = Duration.ofDays(3650);
+    private static final OffsetDateTime LATEST_CURSOR = OffsetDateTime.parse("9999-12-31T23:59:59Z");
 
     static ListQuery parse(String status, String olderThan, String limit, String after, int maxLimit) {
         List<Problem.FieldError> errors = new ArrayList<>();
@@ -40,8 +46,11 @@ record ListQuery(TransferStatus status, Duration olderThan, OffsetDateTime after
                 age = Duration.parse(olderThan);
                 if (age.isNegative()) {
                     errors.add(new Problem.FieldError("olderThan", "must not be negative"));
+                } else if (age.compareTo(MAX_OLDER_THAN) > 0) {
+                    errors.add(new Problem.FieldError("olderThan", "must be at most " + MAX_OLDER_THAN.toDays() + " days (P"
+                            + MAX_OLDER_THAN.toDays() + "D)"));
                 }
-            } catch (DateTimeParseException e) {
+            } catch (DateTimeParseException | ArithmeticException e) {
                 errors.add(new Problem.FieldError("olderThan", "must be an ISO 8601 duration such as PT5M"));
             }
         }
@@ -63,6 +72,10 @@ record ListQuery(TransferStatus status, Duration olderThan, OffsetDateTime after
                 String[] parts = new String(Base64.getUrlDecoder().decode(after), StandardCharsets.UTF_8).split("\\|");
                 afterUpdatedAt = OffsetDateTime.parse(parts[0]);
                 afterId = UUID.fromString(parts[1]);
+                // only this service makes cursors; a hand-made one with a date PostgreSQL cannot hold is no cursor
+                if (afterUpdatedAt.isBefore(BEGINNING) || afterUpdatedAt.isAfter(LATEST_CURSOR)) {
+                    throw new IllegalArgumentException("cursor date out of range");
+                }
             } catch (RuntimeException e) {
                 errors.add(new Problem.FieldError("after", "must be a nextCursor from a previous page"));
             }

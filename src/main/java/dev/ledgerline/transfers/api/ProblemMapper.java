@@ -50,7 +50,10 @@ public class ProblemMapper {
         }
         if (e instanceof NotAllowedException) {
             Response.ResponseBuilder b = builder(ProblemType.METHOD_NOT_ALLOWED, "This method is not allowed here.", request, null);
-            String allow = e.getResponse().getHeaderString("Allow");
+            String allow = AllowedMethods.forPath(request.path());
+            if (allow == null && e.getResponse() != null) {
+                allow = e.getResponse().getHeaderString("Allow");
+            }
             if (allow != null) {
                 b.header("Allow", allow);
             }

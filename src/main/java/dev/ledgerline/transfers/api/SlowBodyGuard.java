@@ -1,45 +1,109 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.quarkus.vertx.http.ManagementInterface;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import org.jboss.logging.Logger;
 
+import java.util.Set;
+
 /**
- * Closes the connection of a client that has not finished sending its request body within
- * {@code ledgerline.transfers.body-timeout}. Nothing here holds a thread — bodies are read on the event
- * loop — but a slow-loris client would otherwise hold a connection (one of
- * {@code quarkus.http.limits.max-connections}) and a partly read body for as long as it kept trickling,
- * since the idle timeout restarts with every byte. One timer per request that still has a body to send.
+ * Bounds how long any request may spend sending its body, on every route of the router it is installed on:
+ * a request that announces a body and has not finished sending it {@code ledgerline.transfers.body-timeout}
+ * after its headers loses its connection (its stream, on HTTP/2), and a request answered before its body
+ * was read — a 401, a 415, a 413, a health check with a body — is not read any further: the connection is
+ * closed after the answer instead of being kept open to drain whatever the client keeps trickling.
+ *
+ * <p>A request that announces no body (HTTP/1.x without {@code Content-Length} or {@code Transfer-Encoding},
+ * or {@code Content-Length: 0}) has no deadline at all: it may be held for as long as its answer needs,
+ * which is what a long poll ({@code Prefer: wait=30}) is. The HTTP server does not mark such a request as
+ * ended until someone reads it, so "not ended" alone cannot tell a held poll from a slow body.
+ *
+ * <p>Nothing here holds a thread; a slow-loris client would otherwise hold a connection (one of
+ * {@code quarkus.http.limits.max-connections}) for as long as it kept trickling, since the idle timeout
+ * restarts with every byte. One timer per request that still has a body to send.
  */
 @ApplicationScoped
 public class SlowBodyGuard {
 
     private static final Logger LOG = Logger.getLogger(SlowBodyGuard.class);
 
-    void install(@Observes Router router, Vertx vertx, LedgerlineConfig config) {
-        long timeoutMs = config.transfers().bodyTimeout().toMillis();
-        router.route().order(Integer.MIN_VALUE).handler(rc -> {
-            HttpServerRequest request = rc.request();
-            if (!request.isEnded()) {
-                long timer = vertx.setTimer(timeoutMs, id -> {
-                    if (!request.isEnded() && request.connection() != null) {
-                        LOG.infof("closing a connection from %s: request body not complete after %d ms",
-                                request.remoteAddress(), timeoutMs);
-                        if (request.version() == HttpVersion.HTTP_2) {
-                            request.response().reset(); // one stream, not the client's other requests
-                        } else {
-                            request.connection().close();
-                        }
-                    }
-                });
-                rc.addEndHandler(done -> vertx.cancelTimer(timer));
-            }
+    /** HTTP/2 requests need not announce their length; these methods are taken to carry a body when they don't. */
+    private static final Set<HttpMethod> BODY_METHODS = Set.of(HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH);
+
+    private final Vertx vertx;
+    private final long timeoutMs;
+
+    public SlowBodyGuard(Vertx vertx, LedgerlineConfig config) {
+        this.vertx = vertx;
+        this.timeoutMs = config.transfers().bodyTimeout().toMillis();
+    }
+
+    void install(@Observes Router router) {
+        guard(router);
+    }
+
+    /** The management interface ({@code /q/*}) is a server of its own: the same deadline there. */
+    void installOnManagement(@Observes ManagementInterface management) {
+        guard(management.router());
+    }
+
+    /** Puts the deadline in front of every route of {@code router}; the first handler any request meets. */
+    public void guard(Router router) {
+        router.route().order(Integer.MIN_VALUE).handler(this::handle);
+    }
+
+    private void handle(RoutingContext rc) {
+        HttpServerRequest request = rc.request();
+        if (request.isEnded() || !announcesBody(request)) {
             rc.next();
+            return;
+        }
+        long timer = vertx.setTimer(timeoutMs, id -> {
+            if (!request.isEnded()) {
+                LOG.infof("closing a connection from %s: request body not complete after %d ms",
+                        request.remoteAddress(), timeoutMs);
+                drop(request);
+            }
         });
+        rc.addEndHandler(done -> {
+            vertx.cancelTimer(timer);
+            if (!request.isEnded()) {
+                // answered before the body was read (or fully sent): reading on would let the client keep the
+                // connection with a byte now and then, long after its answer
+                LOG.debugf("closing a connection from %s: answered before its request body was read", request.remoteAddress());
+                drop(request);
+            }
+        });
+        rc.next();
+    }
+
+    static boolean announcesBody(HttpServerRequest request) {
+        String length = request.getHeader("Content-Length");
+        if (length != null) {
+            return !length.trim().equals("0");
+        }
+        if (request.version() == HttpVersion.HTTP_2) {
+            return BODY_METHODS.contains(request.method());
+        }
+        return request.getHeader("Transfer-Encoding") != null;
+    }
+
+    private static void drop(HttpServerRequest request) {
+        if (request.connection() == null) {
+            return;
+        }
+        if (request.version() == HttpVersion.HTTP_2) {
+            request.response().reset(); // one stream, not the client's other requests
+        } else {
+            request.connection().close();
+        }
     }
 }

@@ -10,6 +10,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeType;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -17,16 +20,24 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Turns a raw body into a {@link TransferRequest} or a 400/413 problem listing every violated field.
- * The body is read as a tree with strict limits (duplicate keys, nesting depth, number and string
- * lengths), then checked field by field, so a client sees all its mistakes at once and nothing it
- * sends can reach a 500.
+ * Turns a raw body into a {@link TransferRequest} or a 400/413/415 problem listing every violated field.
+ * The bytes are decoded as strict UTF-8 (a declared charset other than UTF-8 is 415; a malformed byte is
+ * 400, never silently replaced, so two different bodies can never become one request), then read as a
+ * tree with strict limits (duplicate keys, nesting depth, number and string lengths), then checked field
+ * by field, so a client sees all its mistakes at once and nothing it sends can reach a 500.
+ *
+ * <p>Names and descriptions are refused when they carry control characters, Unicode format characters
+ * (category Cf: bidi overrides and isolates, zero-width spaces and joiners, soft hyphens) or a run of more
+ * than {@value #MAX_COMBINING_RUN} combining marks: such text displays as something other than what it is,
+ * which is how a beneficiary name is spoofed in an operator's or a bank's screen.
  */
 @ApplicationScoped
 public class TransferRequestParser {
 
     private static final Set<String> TOP_FIELDS = Set.of("amount", "currency", "destination", "description");
     private static final Set<String> DESTINATION_FIELDS = Set.of("iban", "name");
+    /** Combining marks one base character may carry; real scripts stack a few, spoofing stacks dozens. */
+    static final int MAX_COMBINING_RUN = 4;
 
     private final ObjectMapper mapper;
     private final LedgerlineConfig.Transfers limits;
@@ -42,6 +53,32 @@ public class TransferRequestParser {
                         .build())
                 .build();
         this.mapper = new ObjectMapper(factory);
+    }
+
+    /**
+     * The request from the raw body as sent, under the {@code charset} parameter of its Content-Type
+     * ({@code null} when none was given: JSON is UTF-8, RFC 8259 §8.1).
+     */
+    public TransferRequest parse(byte[] body, String charset) {
+        if (charset != null && !charset.strip().replace("\"", "").equalsIgnoreCase("utf-8")) {
+            throw new ProblemException(ProblemType.UNSUPPORTED_MEDIA_TYPE,
+                    "Send the body as UTF-8 JSON: application/json without a charset, or with charset=utf-8.");
+        }
+        if (body == null || body.length == 0) {
+            return parse("");
+        }
+        if (body.length > limits.maxBodyBytes()) {
+            throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
+                    "The request body is larger than " + limits.maxBodyBytes() + " bytes.");
+        }
+        try {
+            return parse(StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body)).toString());
+        } catch (CharacterCodingException e) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid UTF-8.");
+        }
     }
 
     public TransferRequest parse(String body) {
@@ -143,7 +180,10 @@ public class TransferRequestParser {
         return new TransferRequest.Destination(iban, name);
     }
 
-    /** A string field: trimmed, non-blank if required, bounded in code points, no control characters. */
+    /**
+     * A string field: trimmed, non-blank if required, bounded in code points, no control or format characters,
+     * no more than {@value #MAX_COMBINING_RUN} combining marks in a row.
+     */
     private static String text(JsonNode node, String field, int maxLength, boolean required, List<Problem.FieldError> errors) {
         if (node == null || node.isNull()) {
             if (required) {
@@ -168,7 +208,32 @@ public class TransferRequestParser {
             errors.add(new Problem.FieldError(field, "must not contain control characters"));
             return null;
         }
+        if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.FORMAT)) {
+            errors.add(new Problem.FieldError(field,
+                    "must not contain invisible format characters (bidi controls, zero-width characters)"));
+            return null;
+        }
+        if (longestCombiningRun(value) > MAX_COMBINING_RUN) {
+            errors.add(new Problem.FieldError(field,
+                    "must not stack more than " + MAX_COMBINING_RUN + " combining marks on one character"));
+            return null;
+        }
         return value;
+    }
+
+    private static int longestCombiningRun(String value) {
+        int longest = 0;
+        int run = 0;
+        for (int i = 0; i < value.length(); ) {
+            int cp = value.codePointAt(i);
+            int type = Character.getType(cp);
+            boolean mark = type == Character.NON_SPACING_MARK || type == Character.ENCLOSING_MARK
+                    || type == Character.COMBINING_SPACING_MARK;
+            run = mark ? run + 1 : 0;
+            longest = Math.max(longest, run);
+            i += Character.charCount(cp);
+        }
+        return longest;
     }
 
     private static void unknownFields(JsonNode object, String prefix, Set<String> allowed, List<Problem.FieldError> errors) {

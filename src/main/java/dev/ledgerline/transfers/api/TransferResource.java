@@ -10,6 +10,7 @@ import dev.ledgerline.transfers.transfer.TransferChanges;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -53,11 +54,13 @@ public class TransferResource {
     private final JsonWebToken jwt;
     private final MeterRegistry metrics;
     private final RateLimiter limiter;
+    private final HeldPolls polls;
 
     public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
                             Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics, TransferChanges changes,
-                            LedgerlineConfig config, RateLimiter limiter) {
+                            LedgerlineConfig config, RateLimiter limiter, HeldPolls polls) {
         this.limiter = limiter;
+        this.polls = polls;
         this.changes = changes;
         this.limits = config.transfers();
         this.idempotency = idempotency;
@@ -72,20 +75,23 @@ public class TransferResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @RolesAllowed(WRITE)
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
-                                String body) {
+                                HttpServerRequest http, byte[] body) {
         String principal = principal();
         // first, before the body is even parsed: a flood of invalid requests costs its sender tokens too
         return limiter.admit(principal, RateLimiter.Kind.WRITE)
                 .onFailure().invoke(e -> outcome("rate_limited"))
-                .chain(() -> accept(principal, idempotencyKey, prefer, body));
+                .chain(() -> accept(principal, idempotencyKey, http, prefer, body));
     }
 
-    private Uni<Response> accept(String principal, String idempotencyKey, String prefer, String body) {
+    private Uni<Response> accept(String principal, String idempotencyKey, HttpServerRequest http, String prefer, byte[] body) {
         IdempotencyKey key;
         TransferRequest request;
         try {
-            key = IdempotencyKey.parse(idempotencyKey);
-            request = parser.parse(body);
+            key = IdempotencyKey.parse(single(http, "Idempotency-Key", idempotencyKey));
+            // the route's @Consumes already matched this Content-Type, so it parses
+            String contentType = http.getHeader("Content-Type");
+            String charset = contentType == null ? null : MediaType.valueOf(contentType).getParameters().get("charset");
+            request = parser.parse(body, charset);
         } catch (ProblemException e) {
             outcome("rejected");
             throw e;
@@ -106,12 +112,27 @@ public class TransferResource {
                 }))
                 .flatMap(accepted -> {
                     Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
-                    if (wait.isEmpty()) {
+                    // beyond the principal's share of held polls the transfer exists already: answer without waiting
+                    if (wait.isEmpty() || !polls.tryHold(principal)) {
                         return Uni.createFrom().item(created(accepted, accepted.transfer(), null));
                     }
                     return waitUntil(accepted.transfer(), t -> t.status().isTerminal(), deadline(wait.get()))
+                            .onTermination().invoke(() -> polls.release(principal))
                             .map(latest -> created(accepted, latest, wait.get()));
                 });
+    }
+
+    /**
+     * The one value of a header that must not repeat: a second {@code Idempotency-Key} would otherwise be
+     * dropped silently, and the client could not know which of its two keys guards the transfer.
+     */
+    private static String single(HttpServerRequest http, String name, String first) {
+        int count = http.headers().getAll(name).size();
+        if (count > 1) {
+            throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_INVALID,
+                    "Send exactly one " + name + " header; this request has " + count + ".");
+        }
+        return first;
     }
 
     private static Response created(IdempotencyService.Accepted accepted, Transfer t, Duration waited) {
@@ -143,7 +164,15 @@ public class TransferResource {
             Predicate<Transfer> done = ifNoneMatch != null
                     ? x -> !matches(ifNoneMatch, TransferView.etag(x))
                     : x -> x.status().isTerminal();
-            return waitUntil(t, done, deadline(wait.get())).map(latest -> current(latest, ifNoneMatch, wait.get()));
+            String principal = principal();
+            if (!polls.tryHold(principal)) {
+                throw new ProblemException(ProblemType.RATE_LIMITED,
+                        "You already hold " + limits.maxWaitingPerPrincipal() + " waiting requests; retry when one has been answered.",
+                        null, java.util.Map.of("Retry-After", "1"));
+            }
+            return waitUntil(t, done, deadline(wait.get()))
+                    .onTermination().invoke(() -> polls.release(principal))
+                    .map(latest -> current(latest, ifNoneMatch, wait.get()));
         });
     }
 

@@ -131,6 +131,13 @@ public interface LedgerlineConfig {
         @WithDefault("10000")
         int maxWaitingRequests();
 
+        /**
+         * Long polls one principal may hold at once on this instance; one more GET gets 429, one more POST is
+         * answered at once without waiting.
+         */
+        @WithDefault("10")
+        int maxWaitingPerPrincipal();
+
         /** Longest {@code Prefer: wait=N} honoured, in seconds. */
         @WithDefault("30")
         int maxWaitSeconds();

@@ -16,6 +16,11 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  * {@link VerifiedTokens} in front of it: a token seen and verified a moment ago is not verified again.
  * Only {@link #parse(String)} — the call the HTTP authentication makes — is cached; a failed
  * verification is never remembered.
+ *
+ * <p>A token is accepted only in its one canonical spelling: three segments of unpadded base64url whose
+ * unused trailing bits are zero ({@link CanonicalToken}). Decoders forgive padding and stray low bits, so
+ * without this one signed token had countless accepted spellings, each a cache miss of its own — a single
+ * token holder could fill the cache and push every other client back to full verification.
  */
 @Alternative
 @Priority(1)
@@ -36,6 +41,9 @@ public class CachingJwtParser extends DefaultJWTParser {
 
     @Override
     public JsonWebToken parse(String token) throws ParseException {
+        if (!CanonicalToken.isCanonical(token)) {
+            throw new ParseException("the token is not in canonical unpadded base64url");
+        }
         long now = System.currentTimeMillis();
         JsonWebToken known = verified.get(token, now);
         if (known != null) {

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.contract;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ledgerline.transfers.support.Contract;
+import dev.ledgerline.transfers.support.Management;
 import io.quarkus.test.junit.QuarkusTest;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +30,7 @@ class ContractServedTest {
     @Test
     void servesTheContractFileAsIs() throws Exception {
         Contract contract = Contract.standard();
-        JsonNode served = JSON.readTree(given().accept("application/json").get("/q/openapi").then()
+        JsonNode served = JSON.readTree(Management.given().accept("application/json").get("/q/openapi").then()
                 .statusCode(200)
                 .contentType(containsString("json"))
                 .extract().asString());
@@ -42,7 +43,7 @@ class ContractServedTest {
 
     @Test
     void servesTheYamlFormToo() {
-        given().get("/q/openapi").then()
+        Management.given().get("/q/openapi").then()
                 .statusCode(200)
                 .body(containsString("operationId: createTransfer"))
                 .body(containsString("title: Ledgerline Transfers"));
@@ -50,7 +51,7 @@ class ContractServedTest {
 
     @Test
     void swaggerUiLoadsTheServedContract() {
-        given().get("/q/swagger-ui/").then()
+        Management.given().get("/q/swagger-ui/").then()
                 .statusCode(200)
                 .contentType(containsString("text/html"))
                 .body(containsString("/q/openapi"));

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.faults;
 
 import dev.ledgerline.transfers.local.Signals;
+import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.Metrics;
 
 import java.io.IOException;
@@ -28,6 +29,7 @@ final class ServiceInstance implements AutoCloseable {
 
     final String id;
     final int port;
+    private final int managementPort;
     final Path log;
     private final Map<String, String> env;
     private final List<String> systemProperties;
@@ -40,6 +42,7 @@ final class ServiceInstance implements AutoCloseable {
     ServiceInstance(String id, int port, Path log, Map<String, String> env, List<String> systemProperties) {
         this.id = id;
         this.port = port;
+        this.managementPort = Management.freePort();
         this.log = log;
         this.env = env;
         this.systemProperties = systemProperties;
@@ -47,6 +50,11 @@ final class ServiceInstance implements AutoCloseable {
 
     String url() {
         return "http://127.0.0.1:" + port;
+    }
+
+    /** Health and metrics: the management interface, on a port of its own. */
+    String managementUrl() {
+        return Management.url(managementPort);
     }
 
     synchronized void start() throws IOException {
@@ -59,6 +67,7 @@ final class ServiceInstance implements AutoCloseable {
         builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
         builder.environment().putAll(env);
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        builder.environment().put(Management.PORT_VARIABLE, Integer.toString(managementPort));
         builder.environment().put("LEDGERLINE_INSTANCE_ID", id);
         process = builder.start();
         paused = false;
@@ -73,7 +82,7 @@ final class ServiceInstance implements AutoCloseable {
                 throw new IllegalStateException(id + " exited with " + process.exitValue() + "; see " + log);
             }
             try {
-                HttpResponse<Void> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/health/ready"))
+                HttpResponse<Void> r = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/health/ready"))
                         .timeout(Duration.ofSeconds(1)).build(), HttpResponse.BodyHandlers.discarding());
                 if (r.statusCode() == 200) {
                     return;
@@ -120,7 +129,7 @@ final class ServiceInstance implements AutoCloseable {
     synchronized long fencedWrites() {
         if (isAlive() && !paused) {
             try {
-                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/metrics"))
+                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/metrics"))
                         .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
                 lastScrape = Math.max(0, (long) Metrics.sum(r.body(), "ledgerline_fence_stale_total", ""));
             } catch (IOException | InterruptedException | RuntimeException e) {

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.ops;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -39,13 +40,13 @@ class OperationsTest {
     void readinessStaysUpButSaysDegradedWhenOnlyRedisIsDown() throws Exception {
         // a connection pooled before another test restarted PostgreSQL may fail one check: start from a settled service
         Awaitility.await("ready").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
-                .until(() -> given().get("/q/health/ready").statusCode() == 200);
-        given().get("/q/health/ready").then().statusCode(200)
+                .until(() -> Management.given().get("/q/health/ready").statusCode() == 200);
+        Management.given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.find { it.name == 'redis' }.data.redis", equalTo("up"))
                 .body("checks.find { it.name == 'flyway' }.data.schemaVersion", equalTo("3"));
         TestStack.current().redis().kill();
-        given().get("/q/health/ready").then().statusCode(200)
+        Management.given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.find { it.name == 'redis' }.data.redis", equalTo("degraded"));
     }
@@ -53,11 +54,11 @@ class OperationsTest {
     @Test
     void readinessIsDownWhenPostgresIsDown() throws Exception {
         TestStack.current().postgres().stop();
-        given().get("/q/health/ready").then().statusCode(503).body("status", equalTo("DOWN"));
-        given().get("/q/health/live").then().statusCode(200);
+        Management.given().get("/q/health/ready").then().statusCode(503).body("status", equalTo("DOWN"));
+        Management.given().get("/q/health/live").then().statusCode(200);
         TestStack.current().postgres().startAgain();
         Awaitility.await("ready again").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
-                .until(() -> given().get("/q/health/ready").statusCode() == 200);
+                .until(() -> Management.given().get("/q/health/ready").statusCode() == 200);
     }
 
     @Test
@@ -150,7 +151,7 @@ class OperationsTest {
     void metricsShowTheCountersMoving() {
         String id = Api.create(writer("metrics"), 42);
         Await.status(id, "sent", Duration.ofSeconds(20));
-        Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
+        Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> Management.given().get("/q/metrics").then().statusCode(200)
                 .body(containsString("ledgerline_transfers_requests_total{outcome=\"created\""))
                 .body(containsString("ledgerline_idempotency_total"))
                 .body(containsString("ledgerline_lock_acquire_total{result=\"not_needed\""))

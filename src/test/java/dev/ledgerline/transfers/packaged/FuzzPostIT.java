@@ -38,8 +38,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Randomised fuzzing of {@code POST /v1/transfers}: arbitrary JSON shapes, Unicode, huge and
  * odd numbers, duplicate keys, unknown fields, deep nesting, non-JSON, random Idempotency-Key bytes, odd
- * content types and broken tokens. The invariant: a 2xx only for a valid request (and then exactly one
- * new row), otherwise a 4xx problem+json — never a 5xx, never a stack trace, and not one row written.
+ * content types and broken tokens; and around it, of the edges a black-box review found: invented and
+ * unlisted methods on every resource, invalid UTF-8 and foreign charsets, duplicated and odd headers
+ * (two keys, padded tokens, odd {@code Prefer}), and listing durations up to and past their bound.
+ * The invariant: a 2xx only for a valid request (and then exactly one new row for a POST), otherwise a
+ * 4xx problem+json — never a 5xx, never a stack trace, and not one row written.
  *
  * <p>Runs against the packaged jar, like the other ITs: one service, hundreds of requests. The cases come
  * from a {@link Random} with a fixed seed (no property-testing library), so a failure names its case
@@ -48,7 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FuzzPostIT {
 
     static final long SEED = 20261129L;
-    static final int TRIES = 500;
+    static final int TRIES = 1200;
     static final String PRINCIPAL = "fuzz-" + UUID.randomUUID();
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -56,18 +59,29 @@ class FuzzPostIT {
     private static PackagedService service;
     private static Path publicKey;
     private static String token;
+    private static String operator;
     private static Connection db;
 
     private static final AtomicLong tried = new AtomicLong();
     private static final Map<Integer, AtomicLong> byStatus = new java.util.concurrent.ConcurrentSkipListMap<>();
     private static final AtomicLong fiveHundreds = new AtomicLong();
+    private static final Map<String, AtomicLong> byKind = new java.util.concurrent.ConcurrentSkipListMap<>();
     private static long started;
 
-    /** One request to send, and whether the generator built it to be valid. */
-    record Case(String body, Map<String, String> headers, boolean valid, String kind) {
+    /**
+     * One request to send, and whether the generator built it to be valid (a 2xx; for a POST, one new row).
+     * A header name written {@code Name#2} is sent as a second {@code Name} header.
+     */
+    record Case(String method, String path, byte[] bytes, Map<String, String> headers, boolean valid, String kind) {
+        Case(String body, Map<String, String> headers, boolean valid, String kind) {
+            this("POST", "/v1/transfers", body.getBytes(StandardCharsets.UTF_8), headers, valid, kind);
+        }
+
         @Override
         public String toString() {
-            return kind + " valid=" + valid + " headers=" + headers + " body=" + (body.length() > 400 ? body.substring(0, 400) + "…" : body);
+            String body = bytes == null ? "" : new String(bytes, StandardCharsets.UTF_8);
+            return kind + " " + method + " " + path + " valid=" + valid + " headers=" + headers + " body="
+                    + (body.length() > 400 ? body.substring(0, 400) + "…" : body);
         }
     }
 
@@ -83,14 +97,16 @@ class FuzzPostIT {
         service = PackagedService.start(env, Path.of("target/fuzz-post-it.log"));
         token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers").subject(PRINCIPAL)
                 .groups(Set.of("transfers.write", "transfers.read")).expiresIn(Duration.ofHours(1)).sign(issuer.getPrivate());
+        operator = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers").subject(PRINCIPAL + "-ops")
+                .groups(Set.of("transfers.read.all")).expiresIn(Duration.ofHours(1)).sign(issuer.getPrivate());
         started = System.nanoTime();
     }
 
     @AfterAll
     static void stop() throws Exception {
         long ms = (System.nanoTime() - started) / 1_000_000;
-        System.out.printf("FuzzPostIT: seed %s, %d cases in %d ms; statuses %s; 2xx %d, 4xx %d, 5xx %d%n", SEED, tried.get(), ms,
-                byStatus, range(200), range(400), fiveHundreds.get());
+        System.out.printf("FuzzPostIT: seed %s, %d cases in %d ms; statuses %s; 2xx %d, 4xx %d, 5xx %d; kinds %s%n", SEED,
+                tried.get(), ms, byStatus, range(200), range(400), fiveHundreds.get(), byKind);
         if (db != null) {
             db.close();
         }
@@ -120,10 +136,17 @@ class FuzzPostIT {
         long before = rows();
         RequestSpecification spec = RestAssured.given().port(service.port)
                 .config(RestAssuredConfig.config().encoderConfig(EncoderConfig.encoderConfig()
-                        .appendDefaultContentCharsetToContentTypeIfUndefined(false)))
-                .body(c.body().getBytes(StandardCharsets.UTF_8));
-        c.headers().forEach(spec::header);
-        Response response = spec.post("/v1/transfers");
+                        .appendDefaultContentCharsetToContentTypeIfUndefined(false)));
+        if (c.kind().startsWith("method")) {
+            // methods the contract does not list: past the contract check every other exchange gets
+            spec.noFilters();
+        }
+        if (c.bytes() != null) {
+            spec.body(c.bytes());
+        }
+        c.headers().forEach((name, value) -> spec.header(name.split("#")[0], value));
+        Response response = spec.request(c.method(), c.path());
+        byKind.computeIfAbsent(c.kind().replaceAll("-.*", ""), k -> new AtomicLong()).incrementAndGet();
         int status = response.statusCode();
         String text = response.asString();
         tried.incrementAndGet();
@@ -135,9 +158,15 @@ class FuzzPostIT {
 
         assertTrue(status < 500, "never a 5xx: " + status + " " + text);
         assertFalse(text.contains("Exception") || text.contains("\tat ") || text.contains("java."), "never a stack trace: " + text);
-        if (c.valid()) {
+        if (c.valid() && c.method().equals("POST")) {
             assertEquals(201, status, "a valid request is created: " + text);
             assertEquals(before + 1, after, "exactly one row for a created transfer");
+        } else if (c.valid()) {
+            assertTrue(status >= 200 && status < 300, "a valid request succeeds: " + status + " " + text);
+            assertEquals(before, after, "a read writes nothing");
+        } else if (c.method().equals("HEAD")) {
+            assertTrue(status >= 400 && status < 500, "an invalid request is a 4xx: " + status);
+            assertEquals(before, after, "a rejected request writes nothing");
         } else {
             assertTrue(status >= 400 && status < 500, "an invalid request is a 4xx: " + status + " " + text);
             assertEquals("application/problem+json", String.valueOf(response.contentType()).split(";")[0], text);
@@ -150,8 +179,27 @@ class FuzzPostIT {
 
     // ---- generators: each takes the one seeded Random, so a run is a pure function of SEED ----
 
-    /** Weighted like 3 valid : 4 mutated : 2 arbitrary JSON : 1 raw text : 2 hostile headers. */
+    /**
+     * Weighted like 3 valid : 4 mutated : 2 arbitrary JSON : 1 raw text : 2 hostile headers, then as much again
+     * spread over methods, encodings, duplicated and odd headers, and listing durations.
+     */
     Case cases(Random r) {
+        switch (r.nextInt(24)) {
+            case 12, 13, 14 -> {
+                return methodCase(r);
+            }
+            case 15, 16, 17 -> {
+                return encodingCase(r);
+            }
+            case 18, 19, 20 -> {
+                return headerCase(r);
+            }
+            case 21, 22, 23 -> {
+                return durationCase(r);
+            }
+            default -> {
+            }
+        }
         int pick = r.nextInt(12);
         if (pick < 3) {
             return new Case(validBody(r), headers(UUID.randomUUID().toString()), true, "valid");
@@ -166,6 +214,114 @@ class FuzzPostIT {
             return new Case(rawText(r), headers(UUID.randomUUID().toString()), false, "text");
         }
         return new Case(validBody(r), hostileHeaders(r), false, "headers");
+    }
+
+    private static final String[] METHODS = {"GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "POST"};
+
+    /**
+     * A method a resource does not answer — one of RFC 9110's or an invented one, with or without a token —
+     * on any resource path, transfer ids included: a 4xx (a 405 names the allowed methods), never a 5xx.
+     */
+    private static Case methodCase(Random r) {
+        String id = UUID.randomUUID().toString();
+        String path = oneOf(r, "/v1/transfers/" + id, "/v1/transfers/" + id + "/events", "/v1/transfers", "/v1/transfers/"
+                + alpha(r, 1, 40));
+        boolean invented = r.nextBoolean();
+        String method = invented ? "X" + fromChars(r, 1, 3000, "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_0123456789") : oneOf(r, METHODS);
+        if (!invented && method.equals("OPTIONS")) {
+            return new Case(method, path, null, Map.of(), true, "method-options"); // 204 with Allow
+        }
+        if (!invented && (method.equals("GET") || method.equals("HEAD") || (method.equals("POST") && path.equals("/v1/transfers")))) {
+            method = "PATCH"; // the ones a resource answers are covered elsewhere
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (r.nextBoolean()) {
+            headers.put("Authorization", "Bearer " + token);
+        }
+        byte[] body = r.nextBoolean() ? null : validBody(r).getBytes(StandardCharsets.UTF_8);
+        if (body != null) {
+            headers.put("Content-Type", "application/json");
+        }
+        return new Case(method, path, body, headers, false, "method-" + (invented ? "invented" : method.toLowerCase()));
+    }
+
+    /**
+     * A valid request in a wrong encoding: an invalid UTF-8 sequence somewhere in the body (400), or a declared
+     * charset other than UTF-8 (415). A declared {@code charset=utf-8} on a valid body is valid.
+     */
+    private static Case encodingCase(Random r) {
+        byte[] body = validBody(r).getBytes(StandardCharsets.UTF_8);
+        Map<String, String> headers = headers(UUID.randomUUID().toString());
+        switch (r.nextInt(4)) {
+            case 0 -> {
+                headers.put("Content-Type", "application/json; charset=" + oneOf(r, "utf-8", "UTF-8", "\"utf-8\""));
+                return new Case("POST", "/v1/transfers", body, headers, true, "encoding-utf8");
+            }
+            case 1 -> {
+                headers.put("Content-Type", "application/json; charset=" + oneOf(r, "iso-8859-1", "utf-16", "windows-1252", "us-ascii", "x"));
+                return new Case("POST", "/v1/transfers", body, headers, false, "encoding-charset");
+            }
+            default -> {
+                byte[] broken = java.util.Arrays.copyOf(body, body.length);
+                // inside the name's string: the bytes after "name":"
+                int at = new String(body, StandardCharsets.ISO_8859_1).indexOf("\"name\":\"") + 8;
+                byte[] bad = oneOf(r, new byte[] {(byte) 0xff}, new byte[] {(byte) 0xfe}, new byte[] {(byte) 0xc3},
+                        new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80}, new byte[] {(byte) 0xc0, (byte) 0xaf},
+                        new byte[] {(byte) 0xf8, (byte) 0x88, (byte) 0x80, (byte) 0x80, (byte) 0x80});
+                byte[] out = new byte[broken.length + bad.length];
+                System.arraycopy(broken, 0, out, 0, at);
+                System.arraycopy(bad, 0, out, at, bad.length);
+                System.arraycopy(broken, at, out, at + bad.length, broken.length - at);
+                return new Case("POST", "/v1/transfers", out, headers, false, "encoding-invalid-utf8");
+            }
+        }
+    }
+
+    /**
+     * A valid body with a header that makes it invalid — two Idempotency-Keys, a token in a non-canonical
+     * spelling — or that must not hurt: an odd {@code Prefer} (ignored, or cut to the longest wait).
+     */
+    private static Case headerCase(Random r) {
+        Map<String, String> headers = headers(UUID.randomUUID().toString());
+        String body = validBody(r);
+        switch (r.nextInt(4)) {
+            case 0 -> {
+                headers.put("Idempotency-Key#2", UUID.randomUUID().toString());
+                return new Case(body, headers, false, "headers-two-keys");
+            }
+            case 1 -> {
+                headers.put("Authorization", "Bearer " + token + "=".repeat(1 + r.nextInt(3)));
+                return new Case(body, headers, false, "headers-padded-token");
+            }
+            case 2 -> {
+                String[] parts = token.split("\\.");
+                String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+                String sig = parts[2];
+                int last = alphabet.indexOf(sig.charAt(sig.length() - 1));
+                String sameBytes = sig.substring(0, sig.length() - 1) + alphabet.charAt((last & 0x30) | (1 + r.nextInt(15)));
+                headers.put("Authorization", "Bearer " + parts[0] + "." + parts[1] + "." + sameBytes);
+                return new Case(body, headers, false, "headers-unused-bits");
+            }
+            default -> {
+                headers.put("Prefer", oneOf(r, "wait=-1", "wait=abc", "wait=0", "wait", "wait=99999999999999999999", "respond-async",
+                        "wait=0, wait=1", "wait=\"0\""));
+                return new Case(body, headers, true, "headers-prefer");
+            }
+        }
+    }
+
+    /** {@code GET /v1/transfers?olderThan=…}: within ten years a 200, anything else (huge, negative, junk) a 400. */
+    private static Case durationCase(Random r) {
+        boolean valid = r.nextBoolean();
+        String age = valid
+                ? oneOf(r, "PT" + r.nextInt(100_000) + "S", "P" + r.nextInt(3651) + "D", "PT" + r.nextInt(1000) + "M", "PT0S", "P3650D")
+                : oneOf(r, "P" + (3651 + r.nextInt(1_000_000_000)) + "D", "PT" + Long.MAX_VALUE + "S", "PT" + r.nextLong() + "S",
+                        "-PT" + (1 + r.nextInt(1000)) + "M", "P1Y", "PT99999999999999999999S", "P" + alpha(r, 1, 10), alpha(r, 1, 20),
+                        "PT" + r.nextInt(100) + "H" + Long.MAX_VALUE + "S");
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Authorization", "Bearer " + operator);
+        String query = java.net.URLEncoder.encode(age, StandardCharsets.UTF_8);
+        return new Case("GET", "/v1/transfers?olderThan=" + query + "&limit=1", null, headers, valid, "duration-" + (valid ? "ok" : "bad"));
     }
 
     /** Every valid request: any allowed amount and currency, a real IBAN (in any case and spacing), Unicode text. */
@@ -275,7 +431,7 @@ class FuzzPostIT {
             }
             default -> {
                 headers.put("Idempotency-Key", UUID.randomUUID().toString());
-                // not "application/json; charset=…": RFC 8259 defines no charset for JSON, which is UTF-8 (the service rightly ignores it)
+                // a foreign charset on JSON is its own case (encodingCase)
                 headers.put("Content-Type", "application/xml");
             }
         }
@@ -344,10 +500,23 @@ class FuzzPostIT {
         return min + (long) (r.nextDouble() * (max - min));
     }
 
+    /** Text the service takes: no control, format (bidi, zero-width) or surrogate code points, at most 4 marks in a row. */
     private static String printable(String s) {
         StringBuilder out = new StringBuilder();
-        s.codePoints().map(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE ? 'x' : cp)
-                .forEach(out::appendCodePoint);
+        int[] marks = {0};
+        s.codePoints().map(cp -> {
+            int type = Character.getType(cp);
+            if (Character.isISOControl(cp) || type == Character.SURROGATE || type == Character.FORMAT) {
+                return 'x';
+            }
+            boolean mark = type == Character.NON_SPACING_MARK || type == Character.ENCLOSING_MARK || type == Character.COMBINING_SPACING_MARK;
+            marks[0] = mark ? marks[0] + 1 : 0;
+            if (marks[0] > 4) {
+                marks[0] = 0;
+                return 'x';
+            }
+            return cp;
+        }).forEach(out::appendCodePoint);
         return out.toString();
     }
 

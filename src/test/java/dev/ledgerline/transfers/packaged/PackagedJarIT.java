@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.packaged;
 
+import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.local.LocalStack;
 import io.restassured.RestAssured;
 import io.smallrye.jwt.build.Jwt;
@@ -75,11 +76,13 @@ class PackagedJarIT {
     @Test
     void startsWithRealAddressesAndHasNoDevEndpoints() throws Exception {
         int port = free();
-        Process service = start(env(port, publicKey.toString()));
+        Map<String, String> env = env(port, publicKey.toString());
+        int managementPort = Integer.parseInt(env.get(Management.PORT_VARIABLE));
+        Process service = start(env);
         try {
             RestAssured.port = port;
             Awaitility.await("the packaged service answers").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
-                    .ignoreExceptions().until(() -> given().get("/q/health/live").statusCode() == 200);
+                    .ignoreExceptions().until(() -> Management.given(managementPort).get("/q/health/live").statusCode() == 200);
 
             given().contentType("application/json").body("{\"subject\":\"x\",\"groups\":[\"transfers.write\"]}")
                     .post("/dev/tokens").then().statusCode(404);
@@ -97,12 +100,17 @@ class PackagedJarIT {
                     .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
                     .post("/v1/transfers").then().statusCode(201).extract().path("id");
             given().auth().oauth2(token).get("/v1/transfers/" + id).then().statusCode(200).body("id", equalTo(id));
-            given().get("/q/openapi").then().statusCode(200).body(org.hamcrest.Matchers.containsString("/v1/transfers"));
-            given().get("/q/swagger-ui/").then().statusCode(200);
-
+            Management.given(managementPort).get("/q/openapi").then().statusCode(200)
+                    .body(org.hamcrest.Matchers.containsString("/v1/transfers"));
+            Management.given(managementPort).get("/q/swagger-ui/").then().statusCode(200);
+            // the API port serves the API only, however the path is spelled
+            given().get("/q/metrics").then().statusCode(404);
+            given().get("/q/health/live").then().statusCode(404);
+            // a path the contract does not describe, on purpose: past the contract check
+            given().noFilters().urlEncodingEnabled(false).get("/v1/%2e%2e/q/metrics").then().statusCode(404);
             // prod allows no other origin until QUARKUS_HTTP_CORS_ORIGINS lists it, not even a local app server
-            given().header("Origin", "http://localhost:5173").header("Access-Control-Request-Method", "POST")
-                    .options("/q/health/live").then()
+            given().noFilters().header("Origin", "http://localhost:5173").header("Access-Control-Request-Method", "POST")
+                    .options("/v1/transfers").then()
                     .header("Access-Control-Allow-Origin", org.hamcrest.Matchers.nullValue())
                     .header("Access-Control-Allow-Headers", org.hamcrest.Matchers.nullValue());
         } finally {

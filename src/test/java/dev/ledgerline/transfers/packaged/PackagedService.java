@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.packaged;
 
 import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.local.LocalStack;
+import dev.ledgerline.transfers.support.Management;
 import io.restassured.RestAssured;
 import org.awaitility.Awaitility;
 
@@ -27,10 +28,12 @@ final class PackagedService implements AutoCloseable {
     static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
 
     final int port;
+    final int managementPort;
     private final Process process;
 
-    private PackagedService(int port, Process process) {
+    private PackagedService(int port, int managementPort, Process process) {
         this.port = port;
+        this.managementPort = managementPort;
         this.process = process;
     }
 
@@ -51,6 +54,7 @@ final class PackagedService implements AutoCloseable {
     static Map<String, String> env(LocalStack stack, int port, Path publicKey) {
         Map<String, String> env = new HashMap<>();
         env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        env.put(Management.PORT_VARIABLE, Integer.toString(Management.freePort()));
         env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
         env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
         env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
@@ -63,12 +67,13 @@ final class PackagedService implements AutoCloseable {
     static PackagedService start(Map<String, String> env, Path log) throws IOException {
         Process process = launch(env, log);
         int port = Integer.parseInt(env.get("QUARKUS_HTTP_PORT"));
-        PackagedService service = new PackagedService(port, process);
+        int managementPort = Integer.parseInt(env.get(Management.PORT_VARIABLE));
+        PackagedService service = new PackagedService(port, managementPort, process);
         try {
             Awaitility.await("the packaged service on :" + port + " answers").atMost(Duration.ofSeconds(90))
                     .pollInterval(Duration.ofMillis(250)).ignoreExceptions()
                     .failFast("the service exited; see " + log, () -> !process.isAlive())
-                    .until(() -> RestAssured.given().port(port).get("/q/health/live").statusCode() == 200);
+                    .until(() -> Management.given(managementPort).get("/q/health/live").statusCode() == 200);
         } catch (RuntimeException e) {
             service.close();
             throw e;

@@ -61,6 +61,55 @@ class SlowClientTest {
         }
     }
 
+    @Test
+    void aRequestAnsweredBeforeItsBodyIsNotReadAnyFurther() throws Exception {
+        // no token: 401 before the body is read; a GET that was sent a body: answered, body unread
+        assertAnsweredThenClosed("POST /v1/transfers HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Idempotency-Key: slow-2\r\nContent-Length: 4000\r\n\r\n{", "401");
+        assertAnsweredThenClosed("GET /v1/transfers HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4000\r\n\r\n{", "401");
+    }
+
+    /**
+     * Sends {@code head}, then trickles a byte every 250 ms: the answer must come, and the connection must be
+     * closed well before the body deadline (3 s in the test profile) instead of being kept open by the trickle.
+     */
+    private void assertAnsweredThenClosed(String head, String status) throws Exception {
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+            socket.setSoTimeout(250);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            out.write(head.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long start = System.nanoTime();
+            StringBuilder answer = new StringBuilder();
+            boolean closed = false;
+            byte[] buffer = new byte[4096];
+            while (!closed && elapsedMs(start) < 10_000) {
+                try {
+                    int n = in.read(buffer);
+                    if (n < 0) {
+                        closed = true;
+                    } else {
+                        answer.append(new String(buffer, 0, n, StandardCharsets.ISO_8859_1));
+                    }
+                } catch (SocketTimeoutException stillOpen) {
+                    try {
+                        out.write(' ');
+                        out.flush();
+                    } catch (java.io.IOException reset) {
+                        closed = true;
+                    }
+                } catch (java.io.IOException reset) {
+                    closed = true;
+                }
+            }
+            long after = elapsedMs(start);
+            assertTrue(answer.toString().startsWith("HTTP/1.1 " + status), "answered: " + answer);
+            assertTrue(closed, "still reading the body " + after + " ms after answering");
+            assertTrue(after < 2_000, "closed after " + after + " ms; should close right after the answer");
+        }
+    }
+
     /** true at end of stream */
     private static boolean drain(InputStream in) throws java.io.IOException {
         byte[] buffer = new byte[1024];

@@ -21,6 +21,8 @@ import java.util.Set;
 import java.util.UUID;
 
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * What a token must be to be accepted (OWASP API2, broken authentication): signed with RS256 by the
@@ -122,6 +124,32 @@ class TokenVerificationTest {
         String forged = token.substring(0, token.lastIndexOf('.') + 1)
                 + signature.substring(0, signature.length() - 1) + (last == 'A' ? 'B' : 'A');
         refused(forged);
+        accepted(token);
+    }
+
+    /**
+     * One signed token has one accepted spelling: padded segments and a last signature character that differs
+     * only in its unused bits decode to the same signature, and are refused, so they cannot fill the cache
+     * with copies of one token (each was a cache miss of its own).
+     */
+    @Test
+    void onlyTheCanonicalUnpaddedSpellingOfATokenIsAccepted() throws Exception {
+        String token = claims().sign(devKey());
+        accepted(token);
+        refused(token + "=");
+        refused(token + "==");
+        String[] parts = token.split("\\.");
+        refused(parts[0] + "==." + parts[1] + "." + parts[2]);
+        String signature = parts[2];
+        // an RS256 signature is 256 bytes: 342 characters, the last carrying 2 data bits and 4 unused ones
+        assertEquals(2, signature.length() % 4);
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        int last = alphabet.indexOf(signature.charAt(signature.length() - 1));
+        for (int unused = 1; unused < 16; unused += 5) {
+            String sameBytes = signature.substring(0, signature.length() - 1) + alphabet.charAt((last & 0x30) | unused);
+            assertArrayEquals(Base64.getUrlDecoder().decode(signature), Base64.getUrlDecoder().decode(sameBytes));
+            refused(parts[0] + "." + parts[1] + "." + sameBytes);
+        }
         accepted(token);
     }
 

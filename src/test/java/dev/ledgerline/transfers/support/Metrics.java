@@ -1,7 +1,5 @@
 package dev.ledgerline.transfers.support;
 
-import io.restassured.RestAssured;
-
 /** Reads the service's Prometheus metrics the way ops would: by name and label, from {@code /q/metrics}. */
 public final class Metrics {
 
@@ -10,7 +8,7 @@ public final class Metrics {
 
     /** The metrics page of the service under test. */
     public static String scrape() {
-        return RestAssured.get("/q/metrics").then().statusCode(200).extract().asString();
+        return Management.given().get("/q/metrics").then().statusCode(200).extract().asString();
     }
 
     /** {@link #sum(String, String, String)} over a fresh {@link #scrape()}. */

@@ -234,8 +234,8 @@
  *     argued, not checked.  More than two workers, more than one transfer.
  *   - Timing/backoff values, attempts, transfer_events rows, the HTTP layer and
  *     the API's idempotency keys.
- *   - Bounds: FAULTS=2, PAUSES=2 by default (override with -D); at most MAXK-1
- *     claims (asserted).
+ *   - Bounds: FAULTS=2, PAUSES=2 by default (override with -D, FAULTS + PAUSES
+ *     <= 10); at most MAXK-1 = FAULTS + PAUSES + 2 claims (asserted).
  */
 
 /* ======================================================================== */
@@ -247,7 +247,12 @@
 #ifndef PAUSES
 #define PAUSES 2   /* deadlines / leases passing while their sender is alive */
 #endif
-#define MAXK 8     /* claim numbers 1..7 fit the byte masks below            */
+#if FAULTS + PAUSES > 10
+#error "the Provider below spells out requests 1..12: FAULTS + PAUSES <= 10"
+#endif
+/* claim numbers run 1..MAXK-1: the first claim, one more per unknown outcome
+   or pause, and one after a killed worker                                   */
+#define MAXK (FAULTS + PAUSES + 3)
 
 /* assertions are the -DSAFETY run's checks; the LTL runs are built with
    -DLTL_ONLY so that each never claim is judged on its own                  */
@@ -292,17 +297,17 @@ byte  settled_upto = 0;         /* D_k + margin + lag passed; <= dl_upto     */
 byte  lock_owner = NOBODY;          /* value of lock:transfer:{id}, 0 = absent */
 
 /* ---- provider (non-idempotent, lookup may lag) ----------------------------- */
-byte  wire    = 0;                  /* bit k: request k dispatched, not applied,
+int   wire    = 0;                  /* bit k: request k dispatched, not applied,
                                        may still execute (cleared when D_k passes) */
-byte  exec_m  = 0;                  /* bit k: request k executed               */
-byte  unseen  = 0;                  /* bit k: executed, lookup does not show it yet */
-byte  rej_m   = 0;                  /* bit k: request k rejected definitively  */
+int   exec_m  = 0;                  /* bit k: request k executed               */
+int   unseen  = 0;                  /* bit k: executed, lookup does not show it yet */
+int   rej_m   = 0;                  /* bit k: request k rejected definitively  */
 byte  executions = 0;               /* every execution counts                  */
 
 /* ---- environment budgets ----------------------------------------------------- */
 byte  faults = FAULTS;
 byte  pauses = PAUSES;
-byte  open_m = 0;                   /* bit k: claim k's holder is alive and has
+int   open_m = 0;                   /* bit k: claim k's holder is alive and has
                                        not resolved its send yet              */
 bit   crashed[4];                   /* instance killed (worker never resumes) */
 
@@ -601,6 +606,11 @@ end_provider:
   EFFECT(5)
   EFFECT(6)
   EFFECT(7)
+  EFFECT(8)
+  EFFECT(9)
+  EFFECT(10)
+  EFFECT(11)
+  EFFECT(12)
   SHOWS(1)
   SHOWS(2)
   SHOWS(3)
@@ -608,6 +618,11 @@ end_provider:
   SHOWS(5)
   SHOWS(6)
   SHOWS(7)
+  SHOWS(8)
+  SHOWS(9)
+  SHOWS(10)
+  SHOWS(11)
+  SHOWS(12)
   od
 }
 

@@ -62,8 +62,9 @@
  *                                                                 send_not_after
  *       claims++ : this claim's number k; row_claim = k is the stored send_not_after D_k
  *       no row -> release the lock, stop, never call the provider
- *     lease check                TransferProcessor#send         (local) lease_expires_at - now()
- *                                                                 >= provider timeout + margin, else abort
+ *     lease check                TransferProcessor#sendAndFence (local) lease left >= provider timeout
+ *                                                                 + margin, else send nothing and fence
+ *                                                                 the row to 'reconciling' (4)
  * (3a) dispatch                  provider.DeadlineFilter        the REST client request filter, at the
  *                                                               last moment before the wire: D_k passed
  *                                                               -> not written (outcome unknown, nothing
@@ -89,10 +90,15 @@
  *                                                                 expected (pending, 0)
  *   expire (SELECT, then UPDATE) Sweeper#expireLeases,          UPDATE transfers SET status='reconciling',
  *                                TransferRepository#expireLeases  version=version+1, next_attempt_at=
- *                                                                 greatest(now()+backoff,
- *                                                                   send_not_after+settle)
- *                                                                 WHERE id=$1 AND status='processing'
- *                                                                 AND lease_expires_at < now() AND version=$v
+ *                                                                 greatest(now(), send_not_after+settle)
+ *                                                               FROM (SELECT ... WHERE status='processing'
+ *                                                                 AND lease_expires_at < now()
+ *                                                                 FOR UPDATE SKIP LOCKED) due
+ *                                                               WHERE ... AND status='processing'
+ *                                                                 AND lease_expires_at < now()
+ *       One statement in the code (the row is locked from its SELECT to its UPDATE); the model
+ *       splits it into a read of version v and an UPDATE that re-checks version=v, which
+ *       allows every interleaving the single statement allows, and more.
  *   take (row at version v)      TransferRepository#takeReconciling  ... WHERE status='reconciling'
  *                                                                 AND next_attempt_at <= now()
  *                                                                 AND send_not_after+settle <= now()
@@ -234,6 +240,10 @@
  *     argued, not checked.  More than two workers, more than one transfer.
  *   - Timing/backoff values, attempts, transfer_events rows, the HTTP layer and
  *     the API's idempotency keys.
+ *   - A send the provider refuses with an unexplained 4xx (refused_sends) and
+ *     parking a transfer after ledgerline.pipeline.max-refused-sends of them:
+ *     a refusal is one more unknown resolution here; a parked transfer waits for
+ *     an operator, which P4 does not cover.
  *   - Bounds: FAULTS=2, PAUSES=2 by default (override with -D, FAULTS + PAUSES
  *     <= 10); at most MAXK-1 = FAULTS + PAUSES + 2 claims (asserted).
  */
@@ -424,11 +434,15 @@ inline process_transfer(me, exp_s, exp_v) {
   if :: me != SWEEPER -> crash(me, my_k); goto pl_end :: skip fi;
 
 #ifndef MUTANT_NO_LEASE_CHECK
-  /* TransferProcessor#send: lease must still cover a full provider timeout */
+  /* TransferProcessor#sendAndFence: the lease must still cover a full
+     provider timeout, else nothing is sent and the worker fences the row to
+     'reconciling' itself ("lease too short to send")                        */
   if
   :: atomic { my_ver > leases_expired_upto -> skip }
-  :: atomic { my_ver <= leases_expired_upto -> open_m = open_m & ~BIT(my_k) } ->
-       goto pl_release                                                /* abort */
+  :: atomic { my_ver <= leases_expired_upto -> open_m = open_m & ~BIT(my_k);
+              outcome = UNKNOWN;
+              printf("@ [%d] lease of v%d too short: nothing sent\n", me, my_ver) } ->
+       goto pl_fence
   fi;
 #endif
 
@@ -460,6 +474,7 @@ inline process_transfer(me, exp_s, exp_v) {
   /* pause point after the send resolved (lease may expire) / crash point   */
   if :: me != SWEEPER -> crash(me, my_k); goto pl_end :: skip fi;
 
+pl_fence:
   /* (4) TransferRepository#fence */
   if
   :: outcome == COMPLETED -> fence(my_ver, SENT)

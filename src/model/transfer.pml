@@ -134,7 +134,8 @@
  *     assertion run of MUTANT_OLD_DEADLINE_RULE with NO_LOOKUP_LAG (so not even
  *     a lagging lookup is needed), its '@' lines, trail of 80 steps:
  *       [3] claim k=1 -> v1;  D_1 passes;  lease of v1 expires  (the holder paused)
- *       sweeper expires the lease of v1 -> reconciling;  takes v2, lookup: not found
+ *       [3] lease of v1 too short: nothing sent;  fence v1 -> RECONCILING
+ *       sweeper takes v2, lookup: not found
  *       [3] claim k=2 -> v3;  dispatch k=2;  resolution of k=2: UNKNOWN (timeout)
  *       fence v3 -> RECONCILING
  *       sweeper takes v4, lookup: not found          <- k=2 is still on the wire

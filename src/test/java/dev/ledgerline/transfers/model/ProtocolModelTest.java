@@ -38,11 +38,16 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Model-checks the transfer protocol (lock, claim, send, fence, release, plus the sweeper and
- * reconciler) in {@code src/model/transfer.pml} with spin, exhaustively.
+ * reconciler) in {@code src/model/transfer.pml} with spin, exhaustively. A send there is a
+ * dispatch, an effect the provider may apply until the request's deadline, and a resolution, so a
+ * request can still execute after its caller gave up on it.
  *
- * <p>The correct model must have no counterexample for any property; every mutant must have one
- * (a trail) for each property it is expected to break. Needs {@code spin} and {@code gcc} on the
- * PATH; without them the test fails, it never skips. Plain JUnit 5 and the JDK only.
+ * <p>The correct model must have no counterexample for any property. Every mutant must have one (a
+ * trail) for each ltl property it is expected to break, and its assertion run must stop at the
+ * assertion of the property it is expected to break first. The old in-transit rule's trail must
+ * show the reconciler deciding on a lookup while an earlier request was still on the wire. Needs
+ * {@code spin} and {@code gcc} on the PATH; without them the test fails, it never skips. Plain
+ * JUnit 5 and the JDK only.
  *
  * <p>Run by hand: see the header of transfer.pml. {@code -Dmodel.keep=true} keeps the work
  * directory (pan sources, outputs and trails) and prints where it is.
@@ -51,8 +56,8 @@ class ProtocolModelTest {
 
     private static final Duration SPIN_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration GCC_TIMEOUT = Duration.ofSeconds(120);
-    private static final Duration PAN_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration BUILD_WAIT = Duration.ofSeconds(240);
+    private static final Duration PAN_TIMEOUT = Duration.ofSeconds(150);
+    private static final Duration BUILD_WAIT = Duration.ofSeconds(300);
 
     /** pan options shared by every run: deep enough, 2^22 hash slots (exact storage). */
     private static final List<String> PAN_COMMON = List.of("-m100000", "-w22");
@@ -65,44 +70,84 @@ class ProtocolModelTest {
     static final String P5 = "p5_outcome_matches_provider";
     static final String W1 = "w1_stale_fence_reachable";
     static final String W2 = "w2_killed_worker_recovered";
+    static final String W3 = "w3_effect_after_give_up";
+    /** What pan reports when the assertion run ends with every process blocked: a stuck transfer. */
+    static final String STUCK = "stuck (invalid end state)";
 
-    /** A model variant: the correct model or one mutant, built from the same file with -D. */
-    record Variant(String name, String define, List<String> mustViolate) {
+    /**
+     * A model variant: the correct model or one mutant, built from the same file with -D.
+     *
+     * @param mustViolate ltl blocks that must each have a counterexample
+     * @param safetyBreaks the property whose assertion the assertion (-DSAFETY) run must stop at,
+     *     or {@link #STUCK}; null = no assertion run for this variant
+     * @param mustHold ltl blocks that must hold although the variant changes the protocol
+     */
+    record Variant(String name, List<String> defines, List<String> mustViolate, String safetyBreaks,
+                   List<String> mustHold) {
+        static Variant mutant(String name, List<String> defines, String assertionRunStopsAt,
+                              List<String> ltlBroken) {
+            return new Variant(name, defines, ltlBroken, assertionRunStopsAt, List.of());
+        }
+
+        boolean isMutant() {
+            return !defines.isEmpty();
+        }
+
+        /**
+         * Verifiers that explore everything are optimised (-O1: most of -O2's speed for less compile
+         * time on a loaded machine); those that stop at their first trail are not (-O0).
+         */
+        boolean exploresEverything() {
+            return !isMutant() || !mustHold.isEmpty();
+        }
+
         List<String> spinDefines() {
-            return define == null ? List.of() : List.of("-D" + define);
+            return defines.stream().map(d -> "-D" + d).toList();
         }
     }
 
-    static final Variant CORRECT = new Variant("correct", null, List.of());
-    // Each mutant must have a counterexample for every property listed (each ltl block on its own).
-    // Mutants are only built for the ltl runs (one gcc per mutant keeps the class well under two
-    // minutes); their assertion (-DSAFETY) runs fail too, see the hand commands in transfer.pml.
+    static final Variant CORRECT = new Variant("correct", List.of(), List.of(), null, List.of());
+    // Each mutant's assertion run must stop at the assertion of the property named first, and every
+    // ltl block in the list must have a counterexample (each run on its own).
     static final Variant NO_FENCE_VERSION =
-            new Variant("no-fence-version", "MUTANT_NO_FENCE_VERSION", List.of(P2, P3));
+            Variant.mutant("no-fence-version", List.of("MUTANT_NO_FENCE_VERSION"), P2, List.of(P2, P3));
     static final Variant NO_CLAIM_STATUS =
-            new Variant("no-claim-status", "MUTANT_NO_CLAIM_STATUS", List.of(P1, P2, P3, P5));
+            Variant.mutant("no-claim-status", List.of("MUTANT_NO_CLAIM_STATUS"), P2, List.of(P1, P2, P3, P5));
     static final Variant RESEND_WITHOUT_LOOKUP =
-            new Variant("resend-without-lookup", "MUTANT_RESEND_WITHOUT_LOOKUP", List.of(P1, P5));
-    static final Variant CLAIM_WITHOUT_EXPECTED_VERSION = new Variant(
-            "design-claim-status-in", "MUTANT_CLAIM_WITHOUT_EXPECTED_VERSION", List.of(P1, P3, P5));
-    static final Variant NO_LEASE_CHECK =
-            new Variant("no-lease-check", "MUTANT_NO_LEASE_CHECK", List.of(P1, P5));
+            Variant.mutant("resend-without-lookup", List.of("MUTANT_RESEND_WITHOUT_LOOKUP"), P1, List.of(P1, P5));
+    static final Variant CLAIM_WITHOUT_EXPECTED_VERSION = Variant.mutant("first-claim-status-in",
+            List.of("MUTANT_CLAIM_WITHOUT_EXPECTED_VERSION"), P3, List.of(P1, P3, P5));
     static final Variant NO_EXPIRE_LEASES =
-            new Variant("no-expire-leases", "MUTANT_NO_EXPIRE_LEASES", List.of(P4));
+            Variant.mutant("no-expire-leases", List.of("MUTANT_NO_EXPIRE_LEASES"), STUCK, List.of(P4));
+    /**
+     * Today's rule before the in-transit fix, with a provider whose lookup never lags, so the trail
+     * can only be a request still on the wire when the reconciler decides.
+     */
+    static final Variant OLD_DEADLINE_RULE = Variant.mutant("old-deadline-rule",
+            List.of("MUTANT_OLD_DEADLINE_RULE", "NO_LOOKUP_LAG"), P1, List.of(P1, P5));
+    static final Variant LOOKUP_LAG_NOT_WAITED = Variant.mutant("lookup-lag-not-waited",
+            List.of("MUTANT_LOOKUP_LAG_NOT_WAITED"), P1, List.of(P1, P5));
+    static final Variant PROVIDER_IGNORES_DEADLINE = Variant.mutant("provider-ignores-deadline",
+            List.of("MUTANT_PROVIDER_IGNORES_DEADLINE"), P1, List.of(P1, P5));
+    /** Safe on purpose: a lease ends after the send deadline, so the deadline alone fences the send. */
+    static final Variant NO_LEASE_CHECK = new Variant("no-lease-check", List.of("MUTANT_NO_LEASE_CHECK"),
+            List.of(), null, List.of(P1, P5));
 
-    static final List<Variant> VARIANTS = List.of(CORRECT, NO_FENCE_VERSION, NO_CLAIM_STATUS,
-            RESEND_WITHOUT_LOOKUP, CLAIM_WITHOUT_EXPECTED_VERSION, NO_LEASE_CHECK, NO_EXPIRE_LEASES);
+    static final List<Variant> VARIANTS = List.of(CORRECT, NO_LEASE_CHECK, OLD_DEADLINE_RULE,
+            LOOKUP_LAG_NOT_WAITED, PROVIDER_IGNORES_DEADLINE, NO_FENCE_VERSION, NO_CLAIM_STATUS,
+            RESEND_WITHOUT_LOOKUP, CLAIM_WITHOUT_EXPECTED_VERSION, NO_EXPIRE_LEASES);
 
     /**
-     * Compiled verifiers of a variant: assertions only (-DSAFETY -DNOCLAIM, correct model only;
-     * null for mutants) and one for the ltl blocks (-DLTL_ONLY: assertions compiled out, so each
+     * Compiled verifiers of a variant: assertions only (-DSAFETY -DNOCLAIM; null when the variant has
+     * no assertion run) and one for the ltl blocks (-DLTL_ONLY: assertions compiled out, so each
      * never claim is judged on its own).
      */
     record Build(Variant variant, Path safetyDir, Path ltlDir) {}
 
     /** What one pan run reported. */
     record PanResult(Variant variant, String property, long stored, long transitions, int errors,
-                     String firstError, Optional<Path> trail, String trailCheck, String output) {
+                     String firstError, Optional<Path> trail, String trailCheck, List<String> narrative,
+                     String output) {
         boolean holds() {
             return errors == 0;
         }
@@ -170,8 +215,9 @@ class ProtocolModelTest {
 
     @Test
     void correctModelReachesTheInterleavingsThePropertiesAreAbout() {
-        // witnesses: a stale worker is fenced off; a killed worker's transfer is still finished
-        for (String witness : List.of(W1, W2)) {
+        // witnesses: a stale worker is fenced off; a killed worker's transfer is still finished;
+        // a request executes after its caller gave up on it
+        for (String witness : List.of(W1, W2, W3)) {
             PanResult r = run(CORRECT, witness);
             assertTrue(r.errors() > 0, "witness " + witness + " not reachable, the model is vacuous:\n"
                     + r.output());
@@ -195,20 +241,64 @@ class ProtocolModelTest {
         assertCaught(RESEND_WITHOUT_LOOKUP);
     }
 
-    /** DESIGN.md §5 step 2 as written: claim WHERE status IN ('pending','reconciling'). */
+    /** The first design's claim: WHERE status IN ('pending','reconciling'). */
     @Test
-    void designClaimWithoutExpectedVersionIsCaught() {
+    void firstClaimWithoutExpectedVersionIsCaught() {
         assertCaught(CLAIM_WITHOUT_EXPECTED_VERSION);
-    }
-
-    @Test
-    void mutantSendingWithoutLeaseCheckIsCaught() {
-        assertCaught(NO_LEASE_CHECK);
     }
 
     @Test
     void mutantThatNeverExpiresLeasesLeavesTransfersUnfinished() {
         assertCaught(NO_EXPIRE_LEASES);
+    }
+
+    /**
+     * The rule before the in-transit fix executes twice, and the trail is the in-transit case: a
+     * lookup said "not found" while a request dispatched before it was still on the wire, and that
+     * request executed afterwards.
+     */
+    @Test
+    void oldDeadlineRuleExecutesARequestStillInTransitTwice() {
+        List<PanResult> results = assertCaught(OLD_DEADLINE_RULE);
+        PanResult safety = results.get(0);
+        System.out.println("counterexample of " + OLD_DEADLINE_RULE.name() + " (" + safety.trailCheck() + "):");
+        safety.narrative().forEach(line -> System.out.println("    " + line));
+        Optional<String> late = requestOnTheWireDuringNotFound(safety.narrative());
+        assertTrue(late.isPresent(), () -> "the trail does not show a request in transit during a lookup:\n"
+                + String.join("\n", safety.narrative()));
+    }
+
+    /** Its trail shows a lookup saying "not found" after the payment had executed. */
+    @Test
+    void reconcilerThatForgetsTheLookupLagIsCaught() {
+        PanResult safety = assertCaught(LOOKUP_LAG_NOT_WAITED).get(0);
+        List<String> narrative = safety.narrative();
+        int firstExecution = indexOf(narrative, "provider executes");
+        assertTrue(firstExecution >= 0 && narrative.subList(firstExecution, narrative.size()).stream()
+                        .anyMatch(l -> l.contains("lookup: not found")),
+                () -> "the trail does not show a lookup missing an execution:\n" + String.join("\n", narrative));
+    }
+
+    private static int indexOf(List<String> narrative, String text) {
+        for (int i = 0; i < narrative.size(); i++) {
+            if (narrative.get(i).contains(text)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void providerThatIgnoresTheDeadlineIsCaught() {
+        assertCaught(PROVIDER_IGNORES_DEADLINE);
+    }
+
+    /** The deadline, not the lease check, is what fences a send: without the check nothing breaks. */
+    @Test
+    void sendingWithoutLeaseCheckIsStillSafeBecauseOfTheDeadline() {
+        for (String property : NO_LEASE_CHECK.mustHold()) {
+            assertNoCounterexample(run(NO_LEASE_CHECK, property));
+        }
     }
 
     // ------------------------------------------------------------------ checks
@@ -221,18 +311,79 @@ class ProtocolModelTest {
         assertFalse(r.output().contains("Search not completed"), () -> "search incomplete:\n" + r.output());
     }
 
-    private static void assertCaught(Variant mutant) {
+    /** Runs the assertion run first, then every ltl block the mutant must break; returns them in that order. */
+    private static List<PanResult> assertCaught(Variant mutant) {
         List<PanResult> results = new ArrayList<>();
+        PanResult safety = run(mutant, SAFETY);
+        results.add(safety);
         for (String property : mutant.mustViolate()) {
             results.add(run(mutant, property));
         }
         List<String> missed = results.stream().filter(PanResult::holds).map(PanResult::property).toList();
-        assertTrue(missed.isEmpty(), () -> "mutant " + mutant.define() + " passes " + missed
+        assertTrue(missed.isEmpty(), () -> "mutant " + mutant.defines() + " passes " + missed
                 + " -- the model cannot tell it from the correct protocol");
         for (PanResult r : results) {
             assertTrue(r.trail().isPresent(), () -> "no trail for " + r.variant().name() + " / " + r.property()
                     + "\n" + r.output());
         }
+        assertEquals(mutant.safetyBreaks(), brokenBy(safety.firstError()),
+                () -> "the assertion run of " + mutant.name() + " stopped at another check: " + safety.firstError());
+        return results;
+    }
+
+    /** Which property an assertion run's first error belongs to (assert texts as pan prints them). */
+    static String brokenBy(String firstError) {
+        if (firstError.startsWith("invalid end state")) {
+            return STUCK;
+        }
+        if (!firstError.startsWith("assertion violated")) {
+            return "unexpected: " + firstError;
+        }
+        if (firstError.contains("executions<=1")) {
+            return P1;
+        }
+        if (firstError.contains("p2_write_after_terminal")) {
+            return P2;
+        }
+        if (firstError.contains("p3_stale_write")) {
+            return P3;
+        }
+        if (firstError.contains("executions==1") || firstError.contains("executions==0")) {
+            return P5;
+        }
+        return "unexpected: " + firstError;
+    }
+
+    private static final Pattern DISPATCH = Pattern.compile("dispatch k=(\\d+)");
+    private static final Pattern EXECUTES = Pattern.compile("provider executes k=(\\d+)");
+
+    /**
+     * In a trail narrative, a request dispatched before a "lookup: not found" and executed after it:
+     * the lookup's verdict was decided while that request was still in transit.
+     */
+    static Optional<String> requestOnTheWireDuringNotFound(List<String> narrative) {
+        for (int i = 0; i < narrative.size(); i++) {
+            if (!narrative.get(i).contains("lookup: not found")) {
+                continue;
+            }
+            List<String> before = new ArrayList<>();
+            for (String line : narrative.subList(0, i)) {
+                Matcher d = DISPATCH.matcher(line);
+                Matcher e = EXECUTES.matcher(line);
+                if (d.find()) {
+                    before.add(d.group(1));
+                } else if (e.find()) {
+                    before.remove(e.group(1));
+                }
+            }
+            for (String line : narrative.subList(i + 1, narrative.size())) {
+                Matcher e = EXECUTES.matcher(line);
+                if (e.find() && before.contains(e.group(1))) {
+                    return Optional.of("k=" + e.group(1));
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     // ------------------------------------------------------------------ spin / gcc / pan
@@ -241,7 +392,8 @@ class ProtocolModelTest {
         try {
             Path base = Files.createDirectories(workDir.resolve(v.name()));
             Path safety = null;
-            if (v.define() == null) {
+            String optimise = v.exploresEverything() ? "-O1" : "-O0";
+            if (!v.isMutant() || v.safetyBreaks() != null) {
                 safety = Files.createDirectories(base.resolve("safety"));
                 Files.copy(model, safety.resolve("transfer.pml"), StandardCopyOption.REPLACE_EXISTING);
                 List<String> spinSafety = new ArrayList<>(List.of("spin"));
@@ -249,7 +401,7 @@ class ProtocolModelTest {
                 spinSafety.addAll(List.of("-a", "transfer.pml"));
                 mustSucceed(safety, SPIN_TIMEOUT, spinSafety);
                 mustSucceed(safety, GCC_TIMEOUT,
-                        List.of("gcc", "-O2", "-DSAFETY", "-DNOCLAIM", "-o", "pan", "pan.c"));
+                        List.of("gcc", optimise, "-DSAFETY", "-DNOCLAIM", "-o", "pan", "pan.c"));
             }
             Path ltl = Files.createDirectories(base.resolve("ltl"));
             Files.copy(model, ltl.resolve("transfer.pml"), StandardCopyOption.REPLACE_EXISTING);
@@ -257,7 +409,7 @@ class ProtocolModelTest {
             spinLtl.addAll(v.spinDefines());
             spinLtl.addAll(List.of("-DLTL_ONLY", "-a", "transfer.pml"));
             mustSucceed(ltl, SPIN_TIMEOUT, spinLtl);
-            mustSucceed(ltl, GCC_TIMEOUT, List.of("gcc", "-O2", "-DNFAIR=3", "-o", "pan", "pan.c"));
+            mustSucceed(ltl, GCC_TIMEOUT, List.of("gcc", optimise, "-DNFAIR=3", "-o", "pan", "pan.c"));
             return new Build(v, safety, ltl);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -320,7 +472,7 @@ class ProtocolModelTest {
         String firstError = first.find() ? first.group(1).trim() : "";
 
         Optional<Path> kept = Optional.empty();
-        String trailCheck = "";
+        Replay replay = new Replay("", List.of());
         if (Files.exists(trail)) {
             Path named = dir.resolve(property + ".trail");
             try {
@@ -329,10 +481,10 @@ class ProtocolModelTest {
                 throw new UncheckedIOException(e);
             }
             kept = Optional.of(named);
-            trailCheck = replay(v, dir, safety, named);
+            replay = replay(v, dir, safety, named);
         }
         PanResult r = new PanResult(v, property, stored, transitions, errorCount, firstError, kept,
-                trailCheck, out);
+                replay.summary(), replay.narrative(), out);
         synchronized (RESULTS) {
             RESULTS.add(r);
         }
@@ -340,8 +492,10 @@ class ProtocolModelTest {
         return r;
     }
 
-    /** Replays a trail with spin -t, returns e.g. "trail of 87 steps". */
-    private static String replay(Variant v, Path dir, boolean safety, Path trail) {
+    /** A replayed trail: e.g. "trail of 87 steps", and the model's "@ ..." narrative lines. */
+    record Replay(String summary, List<String> narrative) {}
+
+    private static Replay replay(Variant v, Path dir, boolean safety, Path trail) {
         List<String> cmd = new ArrayList<>(List.of("spin"));
         cmd.addAll(v.spinDefines());
         if (!safety) {
@@ -350,7 +504,10 @@ class ProtocolModelTest {
         cmd.addAll(List.of("-t", "-k", trail.getFileName().toString(), "transfer.pml"));
         String out = exec(dir, SPIN_TIMEOUT, cmd).output();
         Matcher m = Pattern.compile("trail ends after (\\d+) steps").matcher(out);
-        return m.find() ? "trail of " + m.group(1) + " steps" : "trail (replay said: " + lastLine(out) + ")";
+        String summary = m.find() ? "trail of " + m.group(1) + " steps" : "trail (replay said: " + lastLine(out) + ")";
+        List<String> narrative = out.lines().map(String::strip).filter(l -> l.startsWith("@ "))
+                .map(l -> l.substring(2)).toList();
+        return new Replay(summary, narrative);
     }
 
     record Exec(int exitCode, String output) {}
@@ -422,11 +579,14 @@ class ProtocolModelTest {
     }
 
     private static String verdict(PanResult r) {
-        if (r.variant().define() == null) {
+        if (!r.variant().isMutant() || r.variant().mustViolate().isEmpty()) {
             if (r.property().startsWith("w")) {
                 return r.errors() > 0 ? "reachable (witness)" : "NOT REACHABLE";
             }
             return r.holds() ? "holds" : "VIOLATED: " + r.firstError();
+        }
+        if (SAFETY.equals(r.property())) {
+            return r.holds() ? "NOT CAUGHT" : "caught, " + r.trailCheck() + ": " + brokenBy(r.firstError());
         }
         return r.holds() ? "NOT CAUGHT" : "caught, " + r.trailCheck() + ": " + shortError(r);
     }
@@ -439,7 +599,7 @@ class ProtocolModelTest {
         return r.firstError();
     }
 
-    private static final String ROW = "| %-24s | %-28s | %12s | %12s | %6s | %s%n";
+    private static final String ROW = "| %-25s | %-28s | %12s | %12s | %6s | %s%n";
     private static final String HEADER =
             String.format(ROW, "model / mutant", "property", "states stored", "transitions", "errors", "verdict");
     private static boolean headerPrinted;

@@ -105,23 +105,42 @@ public final class ProviderConformance {
     }
 
     /**
+     * How to make the provider hold the next send of a new reference in transit — queued inside it — for
+     * {@link #holdFor()} before it applies it: a test provider's switch. It shows whether the deadline is
+     * checked when a send is applied, as the contract requires, or only when it arrives (which lets a send
+     * that was in transit while the service gave up on it, looked it up and sent again execute late).
+     */
+    public interface Holds {
+        void before();
+
+        void after();
+
+        Duration holdFor();
+    }
+
+    /**
      * @param lookupLag   the provider's stated bound on how far lookups may lag executions
      *                    (the service's {@code ledgerline.provider.lookup-lag})
      * @param rejections  how to provoke a rejection, or empty: {@code rejections-are-final} is then not checked
+     * @param holds       how to hold a send in transit, or empty: only a late arrival is checked for the deadline
      * @param timeout     per request
      */
-    public record Options(Duration lookupLag, Optional<Rejections> rejections, Duration timeout) {
+    public record Options(Duration lookupLag, Optional<Rejections> rejections, Optional<Holds> holds, Duration timeout) {
 
         public static Options defaults() {
-            return new Options(Duration.ZERO, Optional.empty(), Duration.ofSeconds(10));
+            return new Options(Duration.ZERO, Optional.empty(), Optional.empty(), Duration.ofSeconds(10));
         }
 
         public Options withLookupLag(Duration lag) {
-            return new Options(lag, rejections, timeout);
+            return new Options(lag, rejections, holds, timeout);
         }
 
         public Options withRejections(Rejections r) {
-            return new Options(lookupLag, Optional.of(r), timeout);
+            return new Options(lookupLag, Optional.of(r), holds, timeout);
+        }
+
+        public Options withHolds(Holds h) {
+            return new Options(lookupLag, rejections, Optional.of(h), timeout);
         }
     }
 
@@ -219,15 +238,52 @@ public final class ProviderConformance {
                     + (late.completed() ? " (executed)" : "") + ", not 412");
         }
         // nothing may appear later either: watch the lookup for the whole stated lag
-        Instant until = Instant.now().plus(options.lookupLag()).plus(SLACK);
+        Optional<Answer> appeared = stays404(ref, Instant.now());
+        if (appeared.isPresent()) {
+            return new Verdict(o, State.FAILS, "the send was refused with 412, but a lookup then answered " + appeared.get());
+        }
+        String arrival = "a send past its deadline answered 412 and its reference stayed unknown (404)";
+        if (options.holds().isEmpty()) {
+            return new Verdict(o, State.HOLDS, arrival + "; a send held in transit was not tried (no way to hold one)");
+        }
+
+        // in transit: the send arrives in time, is held inside the provider past its deadline, then applied
+        Holds holds = options.holds().get();
+        String held = reference();
+        Instant sentAt = Instant.now();
+        Instant deadline = sentAt.plus(holds.holdFor().dividedBy(3));
+        Answer answer;
+        holds.before();
+        try {
+            answer = send(held, deadline, 1250);
+        } finally {
+            holds.after();
+        }
+        if (answer.completed()) {
+            return new Verdict(o, State.FAILS, "a send held in transit past its deadline was executed when applied (answered "
+                    + answer + "): the deadline is checked on arrival, not when the send is applied");
+        }
+        Instant applied = sentAt.plus(holds.holdFor());
+        appeared = stays404(held, Instant.now().isAfter(applied) ? Instant.now() : applied);
+        if (appeared.isPresent()) {
+            return new Verdict(o, State.FAILS, "a send held in transit past its deadline answered " + answer
+                    + ", but a lookup then answered " + appeared.get() + ": it executed late");
+        }
+        return new Verdict(o, State.HOLDS, arrival + "; a send held " + holds.holdFor().toMillis()
+                + " ms in transit past its deadline answered " + answer.status() + " and never executed");
+    }
+
+    /** Looks {@code ref} up until {@code from} plus the stated lag (and slack): the first answer that is not 404. */
+    private Optional<Answer> stays404(String ref, Instant from) throws IOException, InterruptedException {
+        Instant until = from.plus(options.lookupLag()).plus(SLACK);
         do {
             Answer lookup = lookup(ref);
             if (lookup.status() != 404) {
-                return new Verdict(o, State.FAILS, "the send was refused with 412, but a lookup then answered " + lookup);
+                return Optional.of(lookup);
             }
             Thread.sleep(POLL.toMillis());
         } while (Instant.now().isBefore(until));
-        return new Verdict(o, State.HOLDS, "a send past its deadline answered 412 and its reference stayed unknown (404)");
+        return Optional.empty();
     }
 
     private Verdict lookupReflectsCompletion() throws Exception {

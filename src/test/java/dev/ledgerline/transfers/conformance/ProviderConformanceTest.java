@@ -31,10 +31,26 @@ class ProviderConformanceTest {
             Flaw.IGNORES_DEADLINE, EnumSet.of(Obligation.REFUSES_AFTER_DEADLINE),
             Flaw.LOOKUP_LAGS, EnumSet.of(Obligation.LOOKUP_REFLECTS_COMPLETION, Obligation.REJECTIONS_ARE_FINAL),
             Flaw.LOOKUP_LIES, EnumSet.of(Obligation.LOOKUP_REFLECTS_COMPLETION, Obligation.REJECTIONS_ARE_FINAL),
-            Flaw.FORGETS_REJECTIONS, EnumSet.of(Obligation.REJECTIONS_ARE_FINAL));
+            Flaw.FORGETS_REJECTIONS, EnumSet.of(Obligation.REJECTIONS_ARE_FINAL),
+            Flaw.CHECKS_DEADLINE_ON_ARRIVAL, EnumSet.of(Obligation.REFUSES_AFTER_DEADLINE));
 
-    static Options options() {
-        return Options.defaults().withRejections(new ProviderConformance.Rejections() {
+    /** Rejections by a known amount, and holds through the stand-in's own switch. */
+    static Options options(StandInProvider provider) {
+        return Options.defaults().withHolds(new ProviderConformance.Holds() {
+            @Override
+            public void before() {
+                provider.holdNext(holdFor().toMillis());
+            }
+
+            @Override
+            public void after() {
+            }
+
+            @Override
+            public Duration holdFor() {
+                return Duration.ofMillis(900);
+            }
+        }).withRejections(new ProviderConformance.Rejections() {
             @Override
             public void before() {
             }
@@ -53,7 +69,7 @@ class ProviderConformanceTest {
     @Test
     void aConformingProviderKeepsEveryObligation() throws Exception {
         try (StandInProvider provider = StandInProvider.start(Flaw.NONE)) {
-            Report report = ProviderConformance.check(provider.base(), options());
+            Report report = ProviderConformance.check(provider.base(), options(provider));
             System.out.print(report.table());
             assertEquals(EnumSet.allOf(Obligation.class), report.holding(), report.table());
         }
@@ -63,7 +79,7 @@ class ProviderConformanceTest {
     @EnumSource(value = Flaw.class, mode = EnumSource.Mode.EXCLUDE, names = "NONE")
     void eachFlawFailsExactlyTheObligationsItBreaks(Flaw flaw) throws Exception {
         try (StandInProvider provider = StandInProvider.start(flaw)) {
-            Report report = ProviderConformance.check(provider.base(), options());
+            Report report = ProviderConformance.check(provider.base(), options(provider));
             System.out.print(flaw + ": " + report.table());
             assertEquals(BROKEN.get(flaw), report.failing(), report.table());
         }
@@ -74,7 +90,7 @@ class ProviderConformanceTest {
     void aStatedLookupLagIsWaitedOut() throws Exception {
         try (StandInProvider provider = StandInProvider.start(Flaw.LOOKUP_LAGS)) {
             Report report = ProviderConformance.check(provider.base(),
-                    options().withLookupLag(Duration.ofMillis(StandInProvider.LAG_MS + 500)));
+                    options(provider).withLookupLag(Duration.ofMillis(StandInProvider.LAG_MS + 500)));
             assertEquals(EnumSet.allOf(Obligation.class), report.holding(), report.table());
         }
     }

@@ -34,7 +34,9 @@ final class StandInProvider implements AutoCloseable {
         /** Lookups do not see an execution younger than {@link #LAG_MS}. */
         LOOKUP_LAGS,
         /** A rejected key executes when sent again. */
-        FORGETS_REJECTIONS
+        FORGETS_REJECTIONS,
+        /** Checks the deadline when a send arrives, then applies it after holding it: a late execution. */
+        CHECKS_DEADLINE_ON_ARRIVAL
     }
 
     static final long LAG_MS = 1000;
@@ -45,6 +47,7 @@ final class StandInProvider implements AutoCloseable {
     private final Flaw flaw;
     private final HttpServer server;
     private final Map<String, Payment> payments = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong holdNextMs = new java.util.concurrent.atomic.AtomicLong();
 
     private StandInProvider(Flaw flaw) throws IOException {
         this.flaw = flaw;
@@ -56,6 +59,11 @@ final class StandInProvider implements AutoCloseable {
 
     static StandInProvider start(Flaw flaw) throws IOException {
         return new StandInProvider(flaw);
+    }
+
+    /** The next send is held this long inside the provider before it is applied. */
+    void holdNext(long ms) {
+        holdNextMs.set(ms);
     }
 
     URI base() {
@@ -75,7 +83,7 @@ final class StandInProvider implements AutoCloseable {
         }
     }
 
-    private synchronized void send(HttpExchange exchange) throws IOException {
+    private void send(HttpExchange exchange) throws IOException {
         String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
         String notAfter = exchange.getRequestHeaders().getFirst("Ledgerline-Not-After");
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
@@ -83,7 +91,26 @@ final class StandInProvider implements AutoCloseable {
             answer(exchange, 400, null);
             return;
         }
-        if (flaw != Flaw.IGNORES_DEADLINE && Instant.now().isAfter(OffsetDateTime.parse(notAfter).toInstant())) {
+        Instant deadline = OffsetDateTime.parse(notAfter).toInstant();
+        if (flaw == Flaw.CHECKS_DEADLINE_ON_ARRIVAL && Instant.now().isAfter(deadline)) {
+            answer(exchange, 412, "{\"status\":\"expired\"}");
+            return;
+        }
+        long hold = holdNextMs.getAndSet(0);
+        if (hold > 0) {
+            try {
+                Thread.sleep(hold);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        apply(exchange, key, deadline, body);
+    }
+
+    private synchronized void apply(HttpExchange exchange, String key, Instant deadline, String body) throws IOException {
+        boolean checksWhenApplied = flaw != Flaw.IGNORES_DEADLINE && flaw != Flaw.CHECKS_DEADLINE_ON_ARRIVAL;
+        if (checksWhenApplied && Instant.now().isAfter(deadline)) {
             answer(exchange, 412, "{\"status\":\"expired\"}");
             return;
         }

@@ -102,6 +102,24 @@ public final class ProviderConformance {
         default long amount() {
             return 1250;
         }
+
+        /** A provider that rejects every order of {@code amount} (minor units): nothing to switch. */
+        static Rejections byAmount(long amount) {
+            return new Rejections() {
+                @Override
+                public void before() {
+                }
+
+                @Override
+                public void after() {
+                }
+
+                @Override
+                public long amount() {
+                    return amount;
+                }
+            };
+        }
     }
 
     /**

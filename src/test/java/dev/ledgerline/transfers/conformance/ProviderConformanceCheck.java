@@ -28,21 +28,7 @@ class ProviderConformanceCheck {
                 .withLookupLag(Duration.parse(System.getProperty("provider.lookup-lag", "PT0S")));
         String rejectAmount = System.getProperty("provider.reject-amount");
         if (rejectAmount != null && !rejectAmount.isBlank()) {
-            long amount = Long.parseLong(rejectAmount);
-            options = options.withRejections(new ProviderConformance.Rejections() {
-                @Override
-                public void before() {
-                }
-
-                @Override
-                public void after() {
-                }
-
-                @Override
-                public long amount() {
-                    return amount;
-                }
-            });
+            options = options.withRejections(ProviderConformance.Rejections.byAmount(Long.parseLong(rejectAmount)));
         }
         Report report = ProviderConformance.check(URI.create(url), options);
         System.out.println();

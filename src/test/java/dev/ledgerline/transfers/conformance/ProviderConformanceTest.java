@@ -50,20 +50,7 @@ class ProviderConformanceTest {
             public Duration holdFor() {
                 return Duration.ofMillis(900);
             }
-        }).withRejections(new ProviderConformance.Rejections() {
-            @Override
-            public void before() {
-            }
-
-            @Override
-            public void after() {
-            }
-
-            @Override
-            public long amount() {
-                return StandInProvider.REJECTED_AMOUNT;
-            }
-        });
+        }).withRejections(ProviderConformance.Rejections.byAmount(StandInProvider.REJECTED_AMOUNT));
     }
 
     @Test

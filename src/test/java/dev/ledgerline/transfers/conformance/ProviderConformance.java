@@ -172,6 +172,7 @@ public final class ProviderConformance {
     private final HttpClient http;
     private final OpenApiInteractionValidator validator;
     private final Set<String> contractFindings = new java.util.LinkedHashSet<>();
+    private int answers;
 
     private ProviderConformance(URI base, Options options) {
         String b = base.toString();
@@ -198,9 +199,15 @@ public final class ProviderConformance {
         verdicts.add(kit.guard(Obligation.LOOKUP_REFLECTS_COMPLETION, kit::lookupReflectsCompletion));
         verdicts.add(kit.guard(Obligation.REJECTIONS_ARE_FINAL, kit::rejectionsAreFinal));
         verdicts.add(kit.guard(Obligation.UNKNOWN_REFERENCE_IS_404, kit::unknownReferenceIs404));
-        verdicts.add(kit.contractFindings.isEmpty()
-                ? new Verdict(Obligation.ANSWERS_MATCH_THE_CONTRACT, State.HOLDS, "every answer is documented in provider-api.yaml")
-                : new Verdict(Obligation.ANSWERS_MATCH_THE_CONTRACT, State.FAILS, String.join("; ", kit.contractFindings)));
+        if (!kit.contractFindings.isEmpty()) {
+            verdicts.add(new Verdict(Obligation.ANSWERS_MATCH_THE_CONTRACT, State.FAILS, String.join("; ", kit.contractFindings)));
+        } else if (kit.answers == 0) {
+            // nothing answered, so nothing was compared: not a pass
+            verdicts.add(new Verdict(Obligation.ANSWERS_MATCH_THE_CONTRACT, State.NOT_CHECKED, "the provider gave no answer to validate"));
+        } else {
+            verdicts.add(new Verdict(Obligation.ANSWERS_MATCH_THE_CONTRACT, State.HOLDS,
+                    "all " + kit.answers + " answers are documented in provider-api.yaml"));
+        }
         return new Report(kit.base, List.copyOf(verdicts));
     }
 
@@ -447,6 +454,7 @@ public final class ProviderConformance {
 
     private Answer exchange(HttpRequest request, Request documented) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        answers++;
         SimpleResponse.Builder answer = SimpleResponse.Builder.status(response.statusCode());
         response.headers().firstValue("Content-Type").ifPresent(answer::withContentType);
         if (!response.body().isEmpty()) {

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -36,7 +35,8 @@ class AlertMetricsTest {
     @Test
     void everyAlertMetricIsThereWithHelpTextBeforeAnythingCounted() throws Exception {
         List<Alerted> alerted = readmeAlertTable();
-        assertEquals(8, alerted.size(), "README's alert table rows: " + alerted);
+        // README's table had 8 rows when this was written; fewer means the table or its parsing broke
+        assertTrue(alerted.size() >= 8, "README's alert table rows: " + alerted);
         String page = Metrics.scrape();
         List<String> missing = new ArrayList<>();
         for (Alerted metric : alerted) {

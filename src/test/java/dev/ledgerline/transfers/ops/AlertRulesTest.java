@@ -1,0 +1,29 @@
+package dev.ledgerline.transfers.ops;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code ops/alerts.yml} covers README's alert table: every metric (with its label) an operator is told to
+ * alert on is read by a rule. promtool validates and unit-tests the rules themselves in {@code .ci/run}
+ * ({@code promtool check rules}, {@code promtool test rules ops/alerts.test.yml}).
+ */
+class AlertRulesTest {
+
+    @Test
+    void everyMetricOfTheReadmeAlertTableHasARule() throws Exception {
+        String rules = Files.readString(Path.of("ops/alerts.yml"));
+        String tests = Files.readString(Path.of("ops/alerts.test.yml"));
+        List<AlertMetricsTest.Alerted> uncovered = AlertMetricsTest.readmeAlertTable().stream()
+                .filter(m -> !(rules.contains(m.name() + (m.labels().isEmpty() ? "" : "{" + m.labels() + "}"))
+                        && tests.contains(m.name())))
+                .collect(Collectors.toList());
+        assertTrue(uncovered.isEmpty(), "README alert-table metrics without a rule (and a rule test) in ops/: " + uncovered);
+    }
+}

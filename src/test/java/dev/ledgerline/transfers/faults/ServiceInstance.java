@@ -26,7 +26,8 @@ final class ServiceInstance implements AutoCloseable {
     static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
 
-    final String id;
+    /** Changes when the suite restarts a killed instance as a new actor, so its successors' work is told apart. */
+    volatile String id;
     final int port;
     final Path log;
     private final Map<String, String> env;
@@ -63,6 +64,18 @@ final class ServiceInstance implements AutoCloseable {
         process = builder.start();
         paused = false;
         lastScrape = 0;
+    }
+
+    /**
+     * Starts a killed instance again under a new id: events written after the crash then show which actor
+     * finished its transfers, which the same id would hide.
+     */
+    synchronized void restartAs(String newId) throws IOException {
+        if (isAlive()) {
+            throw new IllegalStateException(id + " is still running");
+        }
+        id = newId;
+        start();
     }
 
     /** Polls readiness until the deadline; fails early if the process died. */
@@ -128,6 +141,29 @@ final class ServiceInstance implements AutoCloseable {
             }
         }
         return fencedByEarlierIncarnations + lastScrape;
+    }
+
+    /**
+     * The sum of a Prometheus metric's samples whose labels contain {@code labelFragment}, from this
+     * incarnation; 0 when the metric has no sample yet. Never called on a paused or dead instance.
+     */
+    double metric(String name, String labelFragment) throws IOException, InterruptedException {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/metrics"))
+                .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
+        return Math.max(0, Metrics.sum(r.body(), name, labelFragment));
+    }
+
+    /** Whether the instance answers readiness with 503 right now: it noticed a dependency is gone. */
+    boolean reportsNotReady() {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/health/ready")).timeout(Duration.ofSeconds(1)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() == 503;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Stale-write log lines so far (they survive a SIGKILL). */

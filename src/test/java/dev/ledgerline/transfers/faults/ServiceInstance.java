@@ -145,11 +145,12 @@ final class ServiceInstance implements AutoCloseable {
 
     /**
      * The sum of a Prometheus metric's samples whose labels contain {@code labelFragment}, from this
-     * incarnation; 0 when the metric has no sample yet. Never called on a paused or dead instance.
+     * incarnation; 0 when the metric has no sample yet. Never called on a paused or dead instance. The
+     * generous timeout is for an instance that was just resumed or restarted on a loaded machine.
      */
     double metric(String name, String labelFragment) throws IOException, InterruptedException {
         HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/q/metrics"))
-                .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
+                .timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
         return Math.max(0, Metrics.sum(r.body(), name, labelFragment));
     }
 

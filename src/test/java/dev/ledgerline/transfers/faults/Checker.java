@@ -45,6 +45,7 @@ final class Checker {
         EXECUTIONS_UNACCOUNTED("the provider's execution count differs from the sum over the transfers"),
         WRONG_PAYMENT("the provider executed an order that differs from the transfer's row"),
         SENT_WITHOUT_DEADLINE("a send reached the provider without its Ledgerline-Not-After deadline"),
+        EXECUTED_UNDER_ANOTHER_DEADLINE("the executed send's deadline is not the one the transfer's latest claim stored"),
         ROW_DIFFERS_FROM_REQUEST("a stored transfer differs from every request sent under its key"),
         LOST_CREATED("a 201 named a transfer that does not exist"),
         CREATED_FOR_ANOTHER_TRANSFER("a 201 named a transfer the key does not hold, or a different body"),
@@ -72,8 +73,9 @@ final class Checker {
         }
     }
 
+    /** A row as stored; {@code sendNotAfter} is the deadline its latest claim gave the send ({@code null} if never claimed). */
     record Transfer(String id, String userId, String key, long amount, String currency, String iban, String name,
-                    String status, String reference) {
+                    String status, String reference, java.time.Instant sendNotAfter) {
     }
 
     record Event(long version, String from, String to, String actor, String reason) {
@@ -196,6 +198,10 @@ final class Checker {
             ordersByReference.computeIfAbsent(o.reference(), r -> new ArrayList<>()).add(o);
             if (o.notAfter() == null) {
                 violations.add(new Violation(Breach.SENT_WITHOUT_DEADLINE, "transfer " + owner.id + ": " + o));
+            } else if (o.outcome() == OrderOutcome.EXECUTED && !o.notAfter().equals(owner.sendNotAfter)) {
+                // nobody claims again before an earlier send's deadline passed, so only the latest claim's send can execute
+                violations.add(new Violation(Breach.EXECUTED_UNDER_ANOTHER_DEADLINE, "transfer " + owner.id + " stores "
+                        + owner.sendNotAfter + " but the provider executed " + o));
             }
             if (o.outcome() == OrderOutcome.EXECUTED && (o.amount() != owner.amount || !Objects.equals(o.currency(), owner.currency)
                     || !Objects.equals(o.iban(), owner.iban) || !Objects.equals(o.name(), owner.name))) {
@@ -400,10 +406,11 @@ final class Checker {
         List<Transfer> result = new ArrayList<>();
         query("""
                 SELECT id::text, user_id, idempotency_key, amount, currency, destination_iban, destination_name, status,
-                       provider_reference
+                       provider_reference, send_not_after
                   FROM transfers WHERE user_id LIKE ?""",
                 rs -> result.add(new Transfer(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getString(5),
-                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9))), principalPrefix + "%");
+                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9),
+                        rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant())), principalPrefix + "%");
         return result;
     }
 

@@ -88,6 +88,14 @@ class CheckerTest {
     }
 
     @Test
+    void anExecutionUnderAnEarlierClaimsDeadlineIsCaught() {
+        // the send of claim 1 was still in transit when claim 2 resent; claim 1's send is the one that executed
+        orders.set(0, new Order(REF, 1250, Checker.CURRENCY, Checker.IBAN, Checker.NAME, DEADLINE.minusSeconds(3),
+                OrderOutcome.EXECUTED));
+        assertEquals(Set.of(Breach.EXECUTED_UNDER_ANOTHER_DEADLINE), breaches());
+    }
+
+    @Test
     void aTransferFailedOnAnOutageIsCaught() {
         // the provider answered 503 before applying anything; the service called that a failure
         transfers.set(0, row(ID, KEY, 1250, "failed", REF));
@@ -205,7 +213,7 @@ class CheckerTest {
     }
 
     private static Transfer row(String id, String key, long amount, String status, String reference) {
-        return new Transfer(id, ALICE, key, amount, Checker.CURRENCY, Checker.IBAN, Checker.NAME, status, reference);
+        return new Transfer(id, ALICE, key, amount, Checker.CURRENCY, Checker.IBAN, Checker.NAME, status, reference, DEADLINE);
     }
 
     private static Order order(String reference, long amount, OrderOutcome outcome) {

@@ -213,13 +213,13 @@ class PipelineTest {
 
     /**
      * Exactly one execution at the provider, and it paid what the row holds — amount, currency, IBAN and
-     * name — under a deadline the service sent with it.
+     * name — under the deadline ({@code Ledgerline-Not-After}) the transfer's latest claim stored.
      */
     static void exactlyOneExecution(String id) {
         String reference = reference(id);
         assertEquals(1, Sandbox.executions(reference), "exactly one execution at the provider for " + id);
-        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name FROM transfers "
-                + "WHERE id = ?::uuid", id).get(0);
+        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name, send_not_after "
+                + "FROM transfers WHERE id = ?::uuid", id).get(0);
         List<Map<String, Object>> executed = Sandbox.orders(reference).stream()
                 .filter(o -> "executed".equals(o.get("outcome"))).toList();
         assertEquals(1, executed.size(), "one executed order for " + id + ": " + Sandbox.orders(reference));
@@ -229,6 +229,8 @@ class PipelineTest {
         assertEquals(row.get("destination_iban"), order.get("iban"), "paid IBAN");
         assertEquals(row.get("destination_name"), order.get("name"), "paid beneficiary");
         assertNotNull(order.get("notAfter"), "the send carried Ledgerline-Not-After: " + order);
+        assertEquals(((java.sql.Timestamp) row.get("send_not_after")).toInstant(), java.time.Instant.parse((String) order.get("notAfter")),
+                "the executed send carried the deadline its claim stored");
     }
 
     /** {@link #exactlyOneExecution}, and the row holds what the client asked for in {@link Api#body(long)}. */

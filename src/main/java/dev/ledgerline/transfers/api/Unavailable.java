@@ -2,7 +2,7 @@ package dev.ledgerline.transfers.api;
 
 import io.vertx.pgclient.PgException;
 
-import java.net.ConnectException;
+import java.net.SocketException;
 import java.util.concurrent.TimeoutException;
 
 /** Recognises failures that mean "PostgreSQL is not reachable right now" (answered 503, never 500). */
@@ -13,7 +13,8 @@ final class Unavailable {
 
     static boolean isDatabaseUnavailable(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DatabaseTimeoutException || t instanceof ConnectException || t instanceof TimeoutException
+            // SocketException covers a refused connection and one PostgreSQL reset while shutting down
+            if (t instanceof DatabaseTimeoutException || t instanceof SocketException || t instanceof TimeoutException
                     || t instanceof io.vertx.sqlclient.ClosedConnectionException) {
                 return true;
             }

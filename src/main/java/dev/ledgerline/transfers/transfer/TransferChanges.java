@@ -97,6 +97,11 @@ public class TransferChanges {
         }
     }
 
+    /** Requests waiting on this instance right now (tests wait on this instead of guessing when a poll registered). */
+    public int waiting() {
+        return waiting.get();
+    }
+
     /**
      * Completes with the first announced version above {@code after}, or never; the caller bounds it.
      * {@code null} item right away when too many requests are already waiting on this instance.

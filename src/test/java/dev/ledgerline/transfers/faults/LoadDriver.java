@@ -27,7 +27,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class LoadDriver {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String IBAN = "DE89370400440532013000";
 
     private final List<ServiceInstance> instances;
     private final Map<String, String> tokens;
@@ -85,8 +84,8 @@ final class LoadDriver {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            e.printStackTrace();
+        } catch (RuntimeException | Error e) {
+            history.clientDied(principal, e); // the checker reports it: a silent death would shrink the run unseen
         }
     }
 
@@ -107,7 +106,7 @@ final class LoadDriver {
                     }
                     return;
                 }
-                case REUSED_422, REJECTED_4XX -> {
+                case REUSED_422, REJECTED_4XX, UNEXPECTED -> {
                     return;
                 }
                 case IN_USE_409 -> Thread.sleep(random.nextInt(100, 400));
@@ -125,6 +124,14 @@ final class LoadDriver {
         }
     }
 
+    private static JsonNode parse(String body) {
+        try {
+            return JSON.readTree(body);
+        } catch (java.io.IOException notJson) {
+            return null;
+        }
+    }
+
     private int other(int instance, ThreadLocalRandom random) {
         return (instance + 1 + random.nextInt(instances.size() - 1)) % instances.size();
     }
@@ -132,12 +139,13 @@ final class LoadDriver {
     private History.Request send(String principal, String key, long amount, int instanceIndex, ThreadLocalRandom random) {
         sent.incrementAndGet();
         ServiceInstance instance = instances.get(instanceIndex);
+        String instanceId = instance.id; // the incarnation this request went to, even if it is restarted meanwhile
         // most clients wait a while; some give up quickly, as a phone on a bad network does
         Duration timeout = random.nextDouble() < 0.7 ? Duration.ofMillis(random.nextInt(1500, 4000))
                 : Duration.ofMillis(random.nextInt(20, 400));
         String body = """
-                {"amount": %d, "currency": "EUR", "destination": {"iban": "%s", "name": "Ada Lovelace"}, "description": "fault suite"}"""
-                .formatted(amount, IBAN);
+                {"amount": %d, "currency": "%s", "destination": {"iban": "%s", "name": "%s"}, "description": "fault suite"}"""
+                .formatted(amount, Checker.CURRENCY, Checker.IBAN, Checker.NAME);
         HttpRequest request = HttpRequest.newBuilder(URI.create(instance.url() + "/v1/transfers"))
                 .timeout(timeout)
                 .header("Authorization", "Bearer " + tokens.get(principal))
@@ -150,36 +158,53 @@ final class LoadDriver {
         int status = -1;
         String transferId = null;
         String note = null;
+        History.Unknown why = null;
         try {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
             status = response.statusCode();
             if (status == 201) {
-                JsonNode json = JSON.readTree(response.body());
-                transferId = json.path("id").asText(null);
-                boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
-                outcome = replayed ? History.Outcome.REPLAYED : History.Outcome.CREATED;
-                if (json.path("amount").asLong() != amount) {
-                    note = "201 body amount " + json.path("amount").asLong();
+                JsonNode json = parse(response.body());
+                transferId = json == null ? null : json.path("id").asText(null);
+                if (transferId == null) {
+                    outcome = History.Outcome.UNEXPECTED; // a 201 the client cannot use is a lost answer, not an unknown one
+                    note = "201 without a transfer id: " + response.body();
+                } else {
+                    boolean replayed = response.headers().firstValue("Idempotent-Replayed").isPresent();
+                    outcome = replayed ? History.Outcome.REPLAYED : History.Outcome.CREATED;
+                    if (json.path("amount").asLong() != amount) {
+                        note = "201 body amount " + json.path("amount").asLong();
+                    }
                 }
             } else if (status == 422) {
                 outcome = History.Outcome.REUSED_422;
             } else if (status == 409) {
                 outcome = History.Outcome.IN_USE_409;
+            } else if (status == 503 && response.headers().firstValue("Retry-After").isPresent()) {
+                outcome = History.Outcome.UNKNOWN; // the contract's "retry with the same key"
+                why = History.Unknown.RETRY_LATER_503;
             } else if (status >= 500) {
-                outcome = History.Outcome.UNKNOWN; // 503: nothing committed, or a commit the client cannot see
+                outcome = History.Outcome.UNEXPECTED; // a 500, or a 503 without Retry-After, is no answer the contract gives
+                note = response.body();
             } else {
                 outcome = History.Outcome.REJECTED_4XX;
                 note = response.body();
             }
-        } catch (java.io.IOException e) {
+        } catch (java.net.http.HttpTimeoutException e) {
             outcome = History.Outcome.UNKNOWN;
+            why = History.Unknown.CLIENT_TIMEOUT;
+            note = e.getClass().getSimpleName();
+        } catch (java.io.IOException e) {
+            // refused or reset: only excusable on an instance the scenario killed or paused (the checker decides)
+            outcome = History.Outcome.UNKNOWN;
+            why = History.Unknown.CONNECTION_BROKEN;
             note = e.getClass().getSimpleName();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             outcome = History.Outcome.UNKNOWN;
+            why = History.Unknown.CLIENT_TIMEOUT;
         }
-        History.Request r = new History.Request(principal, key, amount, instance.id, started, System.nanoTime(),
-                outcome, status, transferId, note);
+        History.Request r = new History.Request(principal, key, amount, instanceId, started, System.nanoTime(),
+                outcome, status, transferId, note, why);
         history.add(r);
         return r;
     }

@@ -9,10 +9,11 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerRequest;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The sandbox provider's HTTP contract served from the suite's own JVM over
+ * The sandbox provider's HTTP contract (README "Endpoints", {@code /sandbox/provider/*}) served from the suite's own JVM over
  * {@link SandboxLedger} — the class the dev/test sandbox uses — because the packaged prod jar must not
  * contain the sandbox. Routes sit at the root: point {@code QUARKUS_REST_CLIENT_PROVIDER_URL} at {@link #url()}.
  */
@@ -99,6 +100,21 @@ final class ProviderServer implements AutoCloseable {
         } catch (RuntimeException e) {
             respond(request, 500, null);
         }
+    }
+
+    /**
+     * Every send the provider applied, as the checker reads it: what was paid, to whom, under which deadline,
+     * and whether it executed, was rejected or came past its deadline. {@code orders().size()} marks the start
+     * of a scenario.
+     */
+    List<Checker.Order> orders() {
+        return ledger.orders().stream().map(o -> new Checker.Order(o.reference(), o.amount(), o.currency(), o.iban(), o.name(),
+                o.notAfter(), switch (o.outcome()) {
+                    case "executed" -> Checker.OrderOutcome.EXECUTED;
+                    case "rejected" -> Checker.OrderOutcome.REJECTED;
+                    case "expired" -> Checker.OrderOutcome.EXPIRED;
+                    default -> throw new IllegalStateException("an order outcome the checker does not know: " + o);
+                })).toList();
     }
 
     private static void respond(HttpServerRequest request, int status, Object body) {

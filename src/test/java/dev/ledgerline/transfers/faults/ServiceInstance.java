@@ -27,7 +27,8 @@ final class ServiceInstance implements AutoCloseable {
     static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
 
-    final String id;
+    /** Changes when the suite restarts a killed instance as a new actor, so its successors' work is told apart. */
+    volatile String id;
     final int port;
     private final int managementPort;
     final Path log;
@@ -72,6 +73,18 @@ final class ServiceInstance implements AutoCloseable {
         process = builder.start();
         paused = false;
         lastScrape = 0;
+    }
+
+    /**
+     * Starts a killed instance again under a new id: events written after the crash then show which actor
+     * finished its transfers, which the same id would hide.
+     */
+    synchronized void restartAs(String newId) throws IOException {
+        if (isAlive()) {
+            throw new IllegalStateException(id + " is still running");
+        }
+        id = newId;
+        start();
     }
 
     /** Polls readiness until the deadline; fails early if the process died. */
@@ -137,6 +150,30 @@ final class ServiceInstance implements AutoCloseable {
             }
         }
         return fencedByEarlierIncarnations + lastScrape;
+    }
+
+    /**
+     * The sum of a Prometheus metric's samples whose labels contain {@code labelFragment}, from this
+     * incarnation; 0 when the metric has no sample yet. Never called on a paused or dead instance. The
+     * generous timeout is for an instance that was just resumed or restarted on a loaded machine.
+     */
+    double metric(String name, String labelFragment) throws IOException, InterruptedException {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/metrics"))
+                .timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
+        return Math.max(0, Metrics.sum(r.body(), name, labelFragment));
+    }
+
+    /** Whether the instance answers readiness with 503 right now: it noticed a dependency is gone. */
+    boolean reportsNotReady() {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/health/ready")).timeout(Duration.ofSeconds(1)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() == 503;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Stale-write log lines so far (they survive a SIGKILL). */

@@ -10,12 +10,14 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static dev.ledgerline.transfers.support.Api.body;
 import static dev.ledgerline.transfers.support.Api.newKey;
@@ -90,32 +92,42 @@ class IdempotencyTest {
 
     @Test
     void concurrentRequestsWithOneKeyMakeExactlyOneTransfer() throws Exception {
-        List<Integer> statuses = race(20, writer("carol"), newKey(), body(4242));
+        String key = newKey();
+        List<Response> answers = race(20, writer("carol"), key, body(4242));
+        List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
         assertTrue(statuses.stream().allMatch(s -> s == 201 || s == 409), "only 201 or 409, got " + statuses);
-        assertTrue(statuses.contains(201), "at least the original is created: " + statuses);
+
+        // every 201 names the one row the key holds, and only one of them says it created it
+        String stored = (String) Db.query("SELECT id::text AS id FROM transfers WHERE idempotency_key = ?", key).get(0).get("id");
+        List<Response> created = answers.stream().filter(r -> r.statusCode() == 201).toList();
+        assertTrue(!created.isEmpty(), "at least the original is created: " + statuses);
+        assertEquals(Set.of(stored), created.stream().map(r -> r.<String>path("id")).collect(Collectors.toSet()),
+                "every 201 names the stored transfer");
+        assertEquals(1, created.stream().filter(r -> r.header("Idempotent-Replayed") == null).count(),
+                "exactly one 201 without Idempotent-Replayed");
     }
 
-    /** Fires {@code n} identical POSTs at once and returns their status codes; asserts one row for the key. */
-    static List<Integer> race(int n, String token, String key, String body) throws Exception {
+    /** Fires {@code n} identical POSTs at once and returns the answers; asserts one row for the key. */
+    static List<Response> race(int n, String token, String key, String body) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(n);
         try {
             CountDownLatch start = new CountDownLatch(1);
-            List<Future<Integer>> answers = new ArrayList<>();
+            List<Future<Response>> answers = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                Callable<Integer> call = () -> {
+                Callable<Response> call = () -> {
                     start.await();
-                    return Api.post(token, key, body).statusCode();
+                    return Api.post(token, key, body);
                 };
                 answers.add(pool.submit(call));
             }
             start.countDown();
-            List<Integer> statuses = new ArrayList<>();
-            for (Future<Integer> answer : answers) {
-                statuses.add(answer.get(30, TimeUnit.SECONDS));
+            List<Response> responses = new ArrayList<>();
+            for (Future<Response> answer : answers) {
+                responses.add(answer.get(30, TimeUnit.SECONDS));
             }
             List<Map<String, Object>> rows = Db.query("SELECT id FROM transfers WHERE idempotency_key = ?", key);
             assertEquals(1, rows.size(), "exactly one transfer for the key");
-            return statuses;
+            return responses;
         } finally {
             pool.shutdownNow();
         }

@@ -6,6 +6,9 @@ import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
@@ -19,10 +22,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 import static dev.ledgerline.transfers.support.Api.as;
 import static dev.ledgerline.transfers.support.Api.writer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -36,6 +42,12 @@ class PipelineTest {
 
     @Inject
     CircuitBreakerMaintenance breakers;
+
+    @Inject
+    TransferRepository repository;
+
+    @Inject
+    TransferProcessor processor;
 
     @BeforeEach
     void nonIdempotentProvider() {
@@ -56,7 +68,7 @@ class PipelineTest {
         var events = as(writer("alice")).get("/v1/transfers/" + id + "/events").then().statusCode(200).extract().jsonPath();
         assertEquals(List.of("pending", "processing", "sent"), events.getList("events.toStatus"));
         assertEquals(List.of(0, 1, 2), events.getList("events.version"));
-        exactlyOneExecution(id);
+        paidAsRequested(id, 1250);
     }
 
     @Test
@@ -68,8 +80,9 @@ class PipelineTest {
                 .body("failureReason", org.hamcrest.Matchers.equalTo("insufficient funds at the sandbox"));
 
         Sandbox.reset();
-        // several sweeps later nothing has touched it again
-        Awaitility.await().pollDelay(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3)).until(() -> true);
+        // two sweeps later (each proven by a witness transfer only a sweep picks up) nothing has touched it again
+        sweptWitness();
+        sweptWitness();
         Map<String, Object> row = Db.query("SELECT status, version, attempts FROM transfers WHERE id = ?::uuid", id).get(0);
         assertEquals("failed", row.get("status"));
         assertEquals(2L, row.get("version"));
@@ -85,7 +98,7 @@ class PipelineTest {
 
         assertEquals(List.of("pending", "processing", "reconciling", "sent"), history(id));
         assertTrue(reasons(id).contains("lookup: completed"), "settled by the lookup: " + reasons(id));
-        exactlyOneExecution(id);
+        paidAsRequested(id, 1400);
     }
 
     @Test
@@ -101,7 +114,7 @@ class PipelineTest {
         assertEquals(List.of("pending", "processing", "reconciling"), history.subList(0, 3));
         assertEquals(List.of("processing", "sent"), history.subList(history.size() - 2, history.size()));
         assertTrue(reasons(id).contains("lookup: not found, resending"), "resent after the lookup: " + reasons(id));
-        exactlyOneExecution(id);
+        paidAsRequested(id, 1500);
     }
 
     @Test
@@ -124,6 +137,42 @@ class PipelineTest {
         }
     }
 
+    /**
+     * The model check's central finding: a worker acting on an old view of a row must not claim it. A stale
+     * {@code Seen} — right status but an old version, or a status the row has left — gets no claim, and
+     * the processor then calls no provider and changes nothing.
+     */
+    @Test
+    void aClaimOnAStaleViewReturnsNothingAndCallsNoProvider() {
+        String id = java.util.UUID.randomUUID().toString();
+        String reference = "ll_" + id.replace("-", "");
+        // a transfer another worker claimed (v1) and fenced to reconciling (v2); nothing is due for an hour
+        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
+                        + "destination_name, provider_reference, status, next_attempt_at, last_actor) "
+                        + "VALUES (?::uuid, 'stale-view', ?, 'fp', 10, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', 'test')",
+                id, "stale-" + id, Api.IBAN, reference);
+        Db.update("UPDATE transfers SET status = 'processing', version = 1, claimed_by = 'other', last_actor = 'other' WHERE id = ?::uuid", id);
+        Db.update("UPDATE transfers SET status = 'reconciling', version = 2, claimed_by = NULL, last_actor = 'other' WHERE id = ?::uuid", id);
+        UUID uuid = UUID.fromString(id);
+
+        assertNull(repository.claim(new Seen(uuid, TransferStatus.PENDING, 0), "stale-worker", Duration.ofSeconds(3), "test")
+                .await().atMost(DEADLINE), "a pending view of a row that moved on");
+        assertNull(repository.claim(new Seen(uuid, TransferStatus.RECONCILING, 1), "stale-worker", Duration.ofSeconds(3), "test")
+                .await().atMost(DEADLINE), "the right status at an old version");
+        assertEquals(TransferProcessor.Outcome.NOT_CLAIMABLE,
+                processor.process(new Seen(uuid, TransferStatus.PENDING, 0), "test").await().atMost(DEADLINE));
+
+        assertEquals(List.of(), Sandbox.orders(reference), "no send reached the provider");
+        assertEquals(0, Sandbox.executions(reference));
+        Map<String, Object> row = Db.query("SELECT status, version, claimed_by FROM transfers WHERE id = ?::uuid", id).get(0);
+        assertEquals("reconciling", row.get("status"));
+        assertEquals(2L, row.get("version"));
+        assertNull(row.get("claimed_by"));
+        // the control: the current view does claim, so the refusals above were about staleness
+        assertNotNull(repository.claim(new Seen(uuid, TransferStatus.RECONCILING, 2), "current-worker", Duration.ofSeconds(3), "test")
+                .await().atMost(DEADLINE));
+    }
+
     @Test
     void theProviderRefusesASendThatArrivesAfterItsDeadline() {
         String reference = "ll_" + java.util.UUID.randomUUID().toString().replace("-", "");
@@ -133,6 +182,19 @@ class PipelineTest {
                 .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
                 .post("/sandbox/provider/payments").then().statusCode(412);
         assertEquals(0, Sandbox.executions(reference), "a late send never executes");
+    }
+
+    /**
+     * A pending row only the sweeper picks up (no instance dispatches it), waited for until it is sent: proof
+     * that at least one sweep ran after this call.
+     */
+    static void sweptWitness() {
+        String id = java.util.UUID.randomUUID().toString();
+        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
+                        + "destination_name, provider_reference, status, next_attempt_at, last_actor) "
+                        + "VALUES (?::uuid, 'witness', ?, 'fp', 10, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now(), 'test')",
+                id, "witness-" + id, Api.IBAN, "ll_" + id.replace("-", ""));
+        Await.status(id, "sent", DEADLINE);
     }
 
     static List<String> history(String id) {
@@ -149,7 +211,34 @@ class PipelineTest {
         return (String) Db.query("SELECT provider_reference FROM transfers WHERE id = ?::uuid", id).get(0).get("provider_reference");
     }
 
+    /**
+     * Exactly one execution at the provider, and it paid what the row holds — amount, currency, IBAN and
+     * name — under the deadline ({@code Ledgerline-Not-After}) the transfer's latest claim stored.
+     */
     static void exactlyOneExecution(String id) {
-        assertEquals(1, Sandbox.executions(reference(id)), "exactly one execution at the provider for " + id);
+        String reference = reference(id);
+        assertEquals(1, Sandbox.executions(reference), "exactly one execution at the provider for " + id);
+        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name, send_not_after "
+                + "FROM transfers WHERE id = ?::uuid", id).get(0);
+        List<Map<String, Object>> executed = Sandbox.orders(reference).stream()
+                .filter(o -> "executed".equals(o.get("outcome"))).toList();
+        assertEquals(1, executed.size(), "one executed order for " + id + ": " + Sandbox.orders(reference));
+        Map<String, Object> order = executed.get(0);
+        assertEquals(row.get("amount"), ((Number) order.get("amount")).longValue(), "paid amount");
+        assertEquals(row.get("currency"), order.get("currency"), "paid currency");
+        assertEquals(row.get("destination_iban"), order.get("iban"), "paid IBAN");
+        assertEquals(row.get("destination_name"), order.get("name"), "paid beneficiary");
+        assertNotNull(order.get("notAfter"), "the send carried Ledgerline-Not-After: " + order);
+        assertEquals(((java.sql.Timestamp) row.get("send_not_after")).toInstant(), java.time.Instant.parse((String) order.get("notAfter")),
+                "the executed send carried the deadline its claim stored");
+    }
+
+    /** {@link #exactlyOneExecution}, and the row holds what the client asked for in {@link Api#body(long)}. */
+    static void paidAsRequested(String id, long amount) {
+        exactlyOneExecution(id);
+        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name FROM transfers "
+                + "WHERE id = ?::uuid", id).get(0);
+        assertEquals(Map.of("amount", amount, "currency", "EUR", "destination_iban", Api.IBAN, "destination_name", "Ada Lovelace"),
+                row, "the row holds the client's request");
     }
 }

@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.support;
 
 import io.restassured.http.ContentType;
 
+import java.util.List;
 import java.util.Map;
 
 import static io.restassured.RestAssured.given;
@@ -28,6 +29,12 @@ public final class Sandbox {
         }
         response.then().statusCode(200);
         return response.path("executions");
+    }
+
+    /** Every send the provider applied under this reference: what it was asked to pay, by when, and what it did. */
+    public static List<Map<String, Object>> orders(String reference) {
+        return given().queryParam("reference", reference).get("/sandbox/provider/orders").then().statusCode(200)
+                .extract().jsonPath().getList("$");
     }
 
     public static long duplicateExecutions() {

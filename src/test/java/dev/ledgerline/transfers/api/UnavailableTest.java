@@ -1,0 +1,32 @@
+package dev.ledgerline.transfers.api;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.ConnectException;
+import java.net.SocketException;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Which failures are "PostgreSQL is not reachable" (503 with Retry-After, retry with the same key) rather
+ * than a 500. The fault suite found a connection reset by a stopping PostgreSQL answered as 500.
+ */
+class UnavailableTest {
+
+    @Test
+    void aConnectionResetWhilePostgresStopsIsUnavailableNotAnInternalError() {
+        assertTrue(Unavailable.isDatabaseUnavailable(new SocketException("Connection reset")));
+        assertTrue(Unavailable.isDatabaseUnavailable(new RuntimeException("wrapped", new SocketException("Connection reset"))));
+    }
+
+    @Test
+    void aRefusedConnectionIsUnavailable() {
+        assertTrue(Unavailable.isDatabaseUnavailable(new ConnectException("Connection refused")));
+    }
+
+    @Test
+    void aProgrammingErrorIsNot() {
+        assertFalse(Unavailable.isDatabaseUnavailable(new IllegalStateException("a bug")));
+    }
+}

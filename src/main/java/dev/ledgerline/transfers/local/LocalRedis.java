@@ -46,7 +46,19 @@ public final class LocalRedis implements AutoCloseable {
      * identity and role, as a real node's would.
      */
     public static LocalRedis startClusterNode(Duration nodeTimeout) throws IOException {
-        LocalRedis redis = new LocalRedis(FreePorts.find(), Files.createTempDirectory("ledgerline-redis-cluster-"),
+        return clusterNode(FreePorts.find(), Files.createTempDirectory("ledgerline-redis-cluster-"), nodeTimeout);
+    }
+
+    /**
+     * Starts a cluster node again on its old port and directory, as after a crash: it reads its cluster
+     * state file and rejoins with its identity (a master whose replica took over comes back as a replica).
+     */
+    public static LocalRedis restartClusterNode(int port, Path workDir, Duration nodeTimeout) throws IOException {
+        return clusterNode(port, workDir, nodeTimeout);
+    }
+
+    private static LocalRedis clusterNode(int port, Path workDir, Duration nodeTimeout) throws IOException {
+        LocalRedis redis = new LocalRedis(port, workDir,
                 List.of("--cluster-enabled", "yes",
                         "--cluster-config-file", "nodes.conf",
                         "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()),

@@ -155,6 +155,41 @@ public final class LocalRedisCluster {
         awaitHealthy();
     }
 
+    /**
+     * Kills the master (SIGKILL: whatever it had not passed on to its replica is lost), waits until the
+     * cluster promotes its replica on its own, then starts the node again on its port and directory so it
+     * rejoins as a replica, and waits until the cluster is whole.
+     */
+    public void killAndRejoin(int masterPort) {
+        int replica = replicaOf(masterPort);
+        String dir = onNode(masterPort, j -> j.configGet("dir").get(1));
+        long pid = Long.parseLong(onNode(masterPort, j -> j.info("server")).lines()
+                .filter(l -> l.startsWith("process_id:")).findFirst().orElseThrow().substring("process_id:".length()).trim());
+        try {
+            dev.ledgerline.transfers.local.Signals.send("KILL", pid);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Awaitility.await("the cluster promotes :" + replica).atMost(FORMING).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                .until(() -> onNode(replica, j -> j.info("replication")).contains("role:master")
+                        && onNode(replica, Jedis::clusterInfo).contains("cluster_state:ok"));
+        Awaitility.await("the killed node's port is free").atMost(FORMING).pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    try (java.net.Socket probe = new java.net.Socket("127.0.0.1", masterPort)) {
+                        return false;
+                    } catch (IOException refused) {
+                        return true;
+                    }
+                });
+        try {
+            LocalRedis restarted = LocalRedis.restartClusterNode(masterPort, java.nio.file.Path.of(dir), NODE_TIMEOUT);
+            Runtime.getRuntime().addShutdownHook(new Thread(restarted::close, "redis-cluster-node-stop"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not restart the killed node :" + masterPort, e);
+        }
+        awaitHealthy();
+    }
+
     /** A client that follows the cluster's redirections, for reading what the service wrote. */
     public JedisCluster client() {
         Set<HostAndPort> nodes = new HashSet<>();

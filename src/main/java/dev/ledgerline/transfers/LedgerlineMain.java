@@ -6,8 +6,8 @@ import io.quarkus.runtime.annotations.QuarkusMain;
 
 /**
  * Entry point. A packaged (prod) run never starts embedded servers: when an address is missing it
- * stops with one sentence naming the variable to set. Dev mode gets its local PostgreSQL and Redis from
- * {@link dev.ledgerline.transfers.local.LocalStackConfigSourceFactory}, which has already set the
+ * stops with one sentence naming the variable to set. Dev mode gets its local PostgreSQL and Redis through
+ * {@link dev.ledgerline.transfers.config.DevStackConfigSourceFactory}, which has already set the
  * addresses by the time this runs; tests get theirs from a test resource.
  */
 @QuarkusMain

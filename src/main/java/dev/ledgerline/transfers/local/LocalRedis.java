@@ -20,11 +20,13 @@ public final class LocalRedis implements AutoCloseable {
 
     private final int port;
     private final Path workDir;
+    private final List<String> extraArgs;
     private Process process;
 
-    private LocalRedis(int port, Path workDir) {
+    private LocalRedis(int port, Path workDir, List<String> extraArgs) {
         this.port = port;
         this.workDir = workDir;
+        this.extraArgs = extraArgs;
     }
 
     /** Starts a Redis on a free loopback port and waits until it accepts connections. */
@@ -33,7 +35,35 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     public static LocalRedis start(int port) throws IOException {
-        LocalRedis redis = new LocalRedis(port, Files.createTempDirectory("ledgerline-redis-"));
+        LocalRedis redis = new LocalRedis(port, Files.createTempDirectory("ledgerline-redis-"), List.of());
+        redis.launch();
+        return redis;
+    }
+
+    /**
+     * Starts a Redis Cluster node on a free loopback port: cluster mode on, no slots and no peers yet (the
+     * caller joins the nodes). Its cluster state file lives in its own directory, so a restart keeps its
+     * identity and role, as a real node's would.
+     */
+    public static LocalRedis startClusterNode(Duration nodeTimeout) throws IOException {
+        return clusterNode(FreePorts.find(), Files.createTempDirectory("ledgerline-redis-cluster-"), nodeTimeout);
+    }
+
+    /**
+     * Starts a cluster node again on its old port and directory, as after a crash: it reads its cluster
+     * state file and rejoins with its identity (a master whose replica took over comes back as a replica).
+     */
+    public static LocalRedis restartClusterNode(int port, Path workDir, Duration nodeTimeout) throws IOException {
+        return clusterNode(port, workDir, nodeTimeout);
+    }
+
+    private static LocalRedis clusterNode(int port, Path workDir, Duration nodeTimeout) throws IOException {
+        LocalRedis redis = new LocalRedis(port, workDir,
+                List.of("--cluster-enabled", "yes",
+                        "--cluster-config-file", "nodes.conf",
+                        "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()),
+                        // a replica with a stale link may still be promoted: the test, not the timing, decides
+                        "--cluster-replica-validity-factor", "0"));
         redis.launch();
         return redis;
     }
@@ -56,14 +86,15 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     private void launch() throws IOException {
-        List<String> command = List.of(binary().toString(),
+        List<String> command = new java.util.ArrayList<>(List.of(binary().toString(),
                 "--port", Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--save", "",
                 "--appendonly", "no",
                 "--protected-mode", "no",
                 "--daemonize", "no",
-                "--dir", workDir.toString());
+                "--dir", workDir.toString()));
+        command.addAll(extraArgs);
         process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(workDir.resolve("redis.log").toFile())

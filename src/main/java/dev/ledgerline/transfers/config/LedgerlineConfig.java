@@ -179,9 +179,30 @@ public interface LedgerlineConfig {
         @WithDefault("1s")
         String sweepEvery();
 
-        /** Rows taken per sweep and per kind. */
+        /** Rows taken per sweep and per kind; a backlog of pending rows is taken batch after batch, each at most this large. */
         @WithDefault("50")
         int sweepBatch();
+
+        /**
+         * In-flight slots the sweeper leaves to dispatch on accept: while it drains a backlog it fills at most
+         * {@code max-in-flight} less this, so transfers accepted meanwhile still start at once.
+         */
+        @WithDefault("16")
+        int acceptReserve();
+
+        /**
+         * Longest the sweeper keeps taking batches of pending rows before it turns to expired leases and
+         * reconciliation; then it goes on with the backlog at once, without waiting for {@code sweep-every}.
+         */
+        @WithDefault("PT1S")
+        Duration drainSlice();
+
+        /**
+         * On shutdown, how long the passes in flight may take to finish before the process exits anyway; a pass
+         * cut off is left as a crash would leave it (its lease expires and another instance reconciles it).
+         */
+        @WithDefault("PT8S")
+        Duration shutdownGrace();
 
         /** A pending transfer untouched this long is taken by the sweeper. */
         @WithDefault("PT2S")

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.api;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.pipeline.Backlog;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
 import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.Transfer;
@@ -53,10 +54,14 @@ public class TransferResource {
     private final JsonWebToken jwt;
     private final MeterRegistry metrics;
     private final RateLimiter limiter;
+    private final Backlog backlog;
+    private final LedgerlineConfig.Overload overload;
 
     public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
                             Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics, TransferChanges changes,
-                            LedgerlineConfig config, RateLimiter limiter) {
+                            LedgerlineConfig config, RateLimiter limiter, Backlog backlog) {
+        this.backlog = backlog;
+        this.overload = config.overload();
         this.limiter = limiter;
         this.changes = changes;
         this.limits = config.transfers();
@@ -74,6 +79,14 @@ public class TransferResource {
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
                                 String body) {
         String principal = principal();
+        if (backlog.overloaded()) {
+            // before the rate limiter and anything else that costs a round trip: a refusal must stay cheap
+            outcome("overloaded");
+            String retryAfter = Integer.toString(overload.retryAfterSeconds());
+            throw new ProblemException(ProblemType.SERVICE_UNAVAILABLE,
+                    "The service is behind on transfers it already accepted and takes no new ones for now; retry after "
+                            + retryAfter + " s with the same Idempotency-Key.", null, java.util.Map.of("Retry-After", retryAfter));
+        }
         // first, before the body is even parsed: a flood of invalid requests costs its sender tokens too
         return limiter.admit(principal, RateLimiter.Kind.WRITE)
                 .onFailure().invoke(e -> outcome("rate_limited"))

@@ -22,6 +22,26 @@ public interface LedgerlineConfig {
 
     Provider provider();
 
+    Overload overload();
+
+    /**
+     * What the service does when accepts outpace the pipeline (README "Overload"): beyond a bound on the
+     * pending backlog, {@code POST /v1/transfers} answers 503 with Retry-After before writing anything.
+     */
+    interface Overload {
+        /** Pending transfers, across all instances, beyond which new transfers are refused; 0 turns the bound off. */
+        @WithDefault("20000")
+        int maxPending();
+
+        /** How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). */
+        @WithDefault("500ms")
+        String checkEvery();
+
+        /** Retry-After, in seconds, sent with a refusal for overload. */
+        @WithDefault("5")
+        int retryAfterSeconds();
+    }
+
     Sandbox sandbox();
 
     ApiDocs apiDocs();

@@ -38,6 +38,7 @@ public class Dispatcher {
     private final Counter started;
     private final Counter deferred;
     private volatile boolean stopped;
+    private volatile boolean sweepingStopped;
     /** Free slots the waiting sweeper asked for before it wants to be woken. */
     private volatile int wantedRoom = 1;
 
@@ -73,7 +74,7 @@ public class Dispatcher {
      * used by {@link #dispatchSwept} or given back with {@link #giveBack}.
      */
     int reserveForSweep(int wanted) {
-        while (!stopped) {
+        while (!stopped && !sweepingStopped) {
             int current = inFlight.get();
             int room = Math.min(wanted, sweeperShare - current);
             if (room <= 0) {
@@ -164,8 +165,15 @@ public class Dispatcher {
         return true;
     }
 
+    /** The sweeper takes no new backlog from now on (shutdown has begun); dispatch on accept goes on. */
+    void stopSweeping() {
+        sweepingStopped = true;
+        wakeWaiter();
+    }
+
+    /** Whether the sweeper should stop taking pending work. */
     boolean stopped() {
-        return stopped;
+        return stopped || sweepingStopped;
     }
 
     int inFlight() {

@@ -98,6 +98,20 @@ final class ServiceInstance implements AutoCloseable {
         paused = false;
     }
 
+    /**
+     * SIGTERM, as an orchestrator stops an instance in a rolling deploy; waits for the process to exit and
+     * answers how long that took, or {@code null} if it was still running after {@code within}.
+     */
+    Duration terminate(Duration within) throws InterruptedException {
+        Process p = process;
+        long started = System.nanoTime();
+        p.destroy();
+        if (!p.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+            return null;
+        }
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
     void pause() throws IOException {
         Signals.send("STOP", process.pid());
         paused = true;

@@ -17,15 +17,12 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -81,30 +78,11 @@ class GracefulShutdownIT {
         provider = ProviderServer.start();
         // non-idempotent, so a second execution of any reference would show; each send takes 200 ms, so passes are in flight
         provider.ledger().setFaults(new SandboxFaults(200L, 0.0, 0.0, 0.0, 0.0, 0.0, false, 1500L));
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        issuer = generator.generateKeyPair();
         publicKey = Files.createTempFile("shutdown-issuer", ".pem");
-        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        issuer = ServiceInstance.issuer(publicKey);
 
         Path logs = Files.createDirectories(Path.of("target/faults"));
-        Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
-        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
-        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
-        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", provider.url());
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
-        env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
-        env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
-        env.put("LEDGERLINE_PROVIDER_TIMEOUT_MS", "1000");
-        env.put("LEDGERLINE_PIPELINE_MARGIN", "PT0.5S");
-        env.put("LEDGERLINE_PIPELINE_LOCK_TTL", "PT3S");
-        env.put("LEDGERLINE_PIPELINE_LEASE", "PT3S");
-        env.put("LEDGERLINE_PIPELINE_SWEEP_EVERY", "1s");
-        env.put("LEDGERLINE_PIPELINE_PENDING_GRACE", "PT1S");
-        env.put("LEDGERLINE_PIPELINE_RETRY_BACKOFF", "PT0.2S");
-        env.put("LEDGERLINE_PIPELINE_MAX_RETRY_BACKOFF", "PT1S");
+        Map<String, String> env = ServiceInstance.suiteEnv(stack, provider.url(), publicKey);
         env.put("LEDGERLINE_PIPELINE_SHUTDOWN_GRACE", "PT" + GRACE.toSeconds() + "S");
         env.put("QUARKUS_SHUTDOWN_DELAY", "PT" + DELAY.toSeconds() + "S");
         env.put("QUARKUS_SHUTDOWN_TIMEOUT", "PT" + TIMEOUT.toSeconds() + "S");
@@ -113,8 +91,8 @@ class GracefulShutdownIT {
         Path stayingLog = logs.resolve("shutdown-staying.log");
         Files.deleteIfExists(leavingLog);
         Files.deleteIfExists(stayingLog);
-        leaving = new ServiceInstance("leaving", free(), leavingLog, env, props);
-        staying = new ServiceInstance("staying", free(), stayingLog, env, props);
+        leaving = new ServiceInstance("leaving", ServiceInstance.freePort(), leavingLog, env, props);
+        staying = new ServiceInstance("staying", ServiceInstance.freePort(), stayingLog, env, props);
         leaving.start();
         leaving.awaitReady(Duration.ofSeconds(120));
         staying.start();
@@ -283,12 +261,6 @@ class GracefulShutdownIT {
                 rs.next();
                 return rs.getString(1);
             }
-        }
-    }
-
-    private static int free() throws IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
         }
     }
 

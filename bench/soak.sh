@@ -3,13 +3,15 @@
 # seconds (default 300), cycling through: the provider answering 503 for 20 s, Redis paused (SIGSTOP) for 5 s,
 # PostgreSQL restarted (pg_ctl restart -m fast). Then it waits until every transfer is final and compares what the
 # service holds with what it held after the warm-up: heap after a full GC, PostgreSQL connections, Redis keys
-# (and worker locks among them), open file descriptors. Prints one JSON summary; bench/out/soak/ keeps the rest.
+# (and worker locks among them; the idempotency entries are kept 24 h by design, so the total grows with the
+# transfers created), open file descriptors. Prints one JSON summary; bench/out/soak/ keeps the rest.
 #
 #     bench/soak.sh                          # 30 minutes
 #     SOAK_S=300 FAULT_EVERY=60 bench/soak.sh  # a short run
 #
-# The faults need servers of its own: a private PostgreSQL cluster (initdb in bench/out/soak/pg, port 15433) and
-# a private Redis (port 16380), both stopped and deleted at the end; the machine's servers are never touched.
+# The faults need servers of its own: a private PostgreSQL cluster (initdb in PG_DIR, default /tmp/ledgerline-soak-pg,
+# port 15433; run as the postgres user when started as root, which initdb refuses) and a private Redis (port 16380),
+# both stopped and deleted at the end; the machine's servers are never touched.
 # Load: bench/driver's "soak" scenario (70 % new transfers, 15 % replays, 10 % polls, 5 % long polls with
 # Prefer: wait=2) at SOAK_RATE/s, in runs of CHUNK_S seconds back to back.
 set -euo pipefail
@@ -22,6 +24,7 @@ JAVA=$JAVA_HOME/bin/java
 APP=${APP:-$ROOT/target/quarkus-app}   # the packaged service (a copy lets a build run meanwhile)
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 PG_PORT=${PG_PORT:-15433}
+PG_DIR=${PG_DIR:-/tmp/ledgerline-soak-pg}
 REDIS_PORT=${REDIS_PORT:-16380}
 SVC_PORT=${SVC_PORT:-18280}
 PROVIDER_PORT=${PROVIDER_PORT:-18290}
@@ -35,7 +38,8 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 PIDS=()
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/run.log"; }
 psql_q() { psql -X -q -t -A -h 127.0.0.1 -p "$PG_PORT" -U postgres -d ledgerline -c "$1"; }
-pg_ctl_() { "$PG_BIN/pg_ctl" -D "$OUT/pg" -l "$OUT/postgres.log" -w -t 60 "$@" >/dev/null; }
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_ctl_() { as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 "$@" >/dev/null; }
 cleanup() {
   set +e
   [ -n "${REDIS_PID:-}" ] && kill -CONT "$REDIS_PID" 2>/dev/null
@@ -44,8 +48,9 @@ cleanup() {
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$pid" 2>/dev/null
   done
-  [ -d "$OUT/pg" ] && pg_ctl_ stop -m fast
-  rm -rf "$OUT/pg"
+  [ -d "$PG_DIR/data" ] && pg_ctl_ stop -m fast
+  [ -f "$PG_DIR/postgres.log" ] && cp "$PG_DIR/postgres.log" "$OUT/postgres.log"
+  rm -rf "$PG_DIR"
   log "cleaned up: processes stopped, private PostgreSQL and Redis gone"
 }
 trap cleanup EXIT
@@ -62,8 +67,9 @@ DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/ben
 "${DRIVER[@]}" keys "$OUT/keys"
 
 # private servers: the faults below would disturb anyone else's
-"$PG_BIN/initdb" -D "$OUT/pg" -U postgres --auth=trust >/dev/null
-pg_ctl_ start -o "-p $PG_PORT -k $OUT -c listen_addresses=127.0.0.1 -c max_connections=100"
+rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"; [ "$(id -u)" = 0 ] && chown postgres "$PG_DIR"
+as_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust >/dev/null
+pg_ctl_ start -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=100"
 createdb -h 127.0.0.1 -p "$PG_PORT" -U postgres ledgerline
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
 REDIS_PID=$!; PIDS+=($REDIS_PID)
@@ -91,7 +97,7 @@ snapshot() { # label -> one JSON line: heap used after a full GC (MiB), PostgreS
   "$JAVA_HOME/bin/jcmd" "$SVC_PID" GC.run >/dev/null
   local heap
   heap=$("$JAVA_HOME/bin/jcmd" "$SVC_PID" GC.heap_info | awk '/garbage-first heap|def new generation|PSYoungGen|heap/ && /used/ {for (i = 1; i <= NF; i++) if ($i == "used") {v = $(i + 1); sub("K,?", "", v); print int(v / 1024); exit}}')
-  echo "{\"label\":\"$1\",\"t\":$(date +%s),\"heapUsedMiBAfterGc\":${heap:-0},\"pgConnections\":$(psql_q "select count(*) from pg_stat_activity where datname = 'ledgerline' and pid <> pg_backend_pid()"),\"redisKeys\":$(redis-cli -p "$REDIS_PORT" dbsize),\"redisLocks\":$(redis-cli -p "$REDIS_PORT" --scan --pattern 'lock:*' | wc -l),\"redisInFlightMarkers\":$(redis-cli -p "$REDIS_PORT" --scan --pattern '*inflight*' | wc -l),\"fds\":$(ls "/proc/$SVC_PID/fd" | wc -l),\"threads\":$(ls "/proc/$SVC_PID/task" | wc -l)}" | tee -a "$OUT/snapshots.jsonl"
+  echo "{\"label\":\"$1\",\"t\":$(date +%s),\"heapUsedMiBAfterGc\":${heap:-0},\"pgConnections\":$(psql_q "select count(*) from pg_stat_activity where datname = 'ledgerline' and pid <> pg_backend_pid()"),\"redisKeys\":$(redis-cli -p "$REDIS_PORT" dbsize),\"redisLocks\":$(redis-cli -p "$REDIS_PORT" --scan --pattern 'lock:*' | wc -l),\"fds\":$(ls "/proc/$SVC_PID/fd" | wc -l),\"threads\":$(ls "/proc/$SVC_PID/task" | wc -l)}" | tee -a "$OUT/snapshots.jsonl"
 }
 
 log "seeding 500 transfers for replays and polls, then ${WARM_S}s of warm-up"
@@ -139,5 +145,5 @@ jq -n --argjson s "$START" --argjson e "$END" \
   --argjson requests "$(jq -s 'map(.requests) | add' "$OUT/soak.jsonl")" --argjson errors "$(jq -s 'map(.errors) | add' "$OUT/soak.jsonl")" \
   '{seconds: ($e.t - $s.t), requests: $requests, errorsDuringFaults: $errors, statuses: $statuses, notFinal: $open, duplicateExecutions: $dups,
     heapMiB: [$s.heapUsedMiBAfterGc, $e.heapUsedMiBAfterGc], pgConnections: [$s.pgConnections, $e.pgConnections],
-    redisLocks: [$s.redisLocks, $e.redisLocks], redisInFlightMarkers: [$s.redisInFlightMarkers, $e.redisInFlightMarkers],
+    redisLocks: [$s.redisLocks, $e.redisLocks],
     redisKeys: [$s.redisKeys, $e.redisKeys], fds: [$s.fds, $e.fds], threads: [$s.threads, $e.threads]}' | tee "$OUT/summary.json"

@@ -31,6 +31,7 @@ DB=ledgerline_recovery
 REDIS_DB=6
 SVC_PORT=${SVC_PORT:-18180}
 PROVIDER_PORT=${PROVIDER_PORT:-18190}
+MGMT_PORT=${MGMT_PORT:-18181}   # /q/* where a management interface serves them (QUARKUS_MANAGEMENT_PORT)
 if [ "$QUICK" = 1 ]; then
   RATE=${RATE:-50}; WARM_S=${WARM_S:-5}; STEADY_S=${STEADY_S:-5}; OUTAGE_S=${OUTAGE_S:-5}; OVERLOAD_S=${OVERLOAD_S:-5}; MAX_PENDING=${MAX_PENDING:-100}
 else
@@ -75,7 +76,7 @@ dropdb --if-exists "$DB"; createdb "$DB"
 "${DRIVER[@]}" provider "$PROVIDER_PORT" > "$OUT/provider.log" 2>&1 &
 PIDS+=($!)
 PROVIDER=http://127.0.0.1:$PROVIDER_PORT/provider
-env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" \
+env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" QUARKUS_MANAGEMENT_PORT="$MGMT_PORT" \
   QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:5432/$DB" QUARKUS_DATASOURCE_USERNAME=postgres \
   QUARKUS_REDIS_HOSTS="redis://127.0.0.1:6379/$REDIS_DB" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
   QUARKUS_REST_CLIENT_PROVIDER_URL="$PROVIDER" \
@@ -85,8 +86,9 @@ env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" \
   "$JAVA" -jar "$APP/quarkus-run.jar" > "$OUT/service.log" 2>&1 &
 SVC_PID=$!
 PIDS+=($SVC_PID)
+q() { curl -fsS "http://127.0.0.1:$MGMT_PORT$1" 2>/dev/null || curl -fsS "http://127.0.0.1:$SVC_PORT$1"; }
 for _ in $(seq 1 240); do
-  curl -fsS "http://127.0.0.1:$SVC_PORT/q/health/ready" >/dev/null 2>&1 && break
+  q /q/health/ready >/dev/null 2>&1 && break
   kill -0 "$SVC_PID" 2>/dev/null || { tail -20 "$OUT/service.log" >&2; exit 1; }
   sleep 0.5
 done
@@ -111,7 +113,7 @@ to_sent() {
                  where t.created_at >= to_timestamp($1 / 1000.0) and t.created_at < to_timestamp($2 / 1000.0)) x"
 }
 sent_between() { psql_q "select count(*) from transfer_events where to_status = 'sent' and at >= to_timestamp($1 / 1000.0) and at < to_timestamp($2 / 1000.0)"; }
-metric() { curl -fsS "http://127.0.0.1:$SVC_PORT/q/metrics" | awk -v m="$1" 'index($0, m) == 1 {s += $NF} END {print s + 0}'; }
+metric() { q /q/metrics | awk -v m="$1" 'index($0, m) == 1 {s += $NF} END {print s + 0}'; }
 sample_metrics() { # every second until the file $1 is removed: pending, refusing, redis breaker, redis timeouts/late
   while [ -e "$1" ]; do
     echo "{\"t\":$(date +%s%3N),\"pending\":$(metric ledgerline_overload_pending),\"refusing\":$(metric ledgerline_overload_refusing),\"redisBreakerOpen\":$(metric ledgerline_redis_breaker_open),\"redisTimedOut\":$(metric 'ledgerline_redis_commands_total{result="timed_out"'),\"redisLate\":$(metric 'ledgerline_redis_commands_total{result="late"'),\"open\":$(open_count),\"load\":\"$(load_now)\"}" >> "$OUT/samples.jsonl"

@@ -28,6 +28,7 @@ PG_DIR=${PG_DIR:-/tmp/ledgerline-soak-pg}
 REDIS_PORT=${REDIS_PORT:-16380}
 SVC_PORT=${SVC_PORT:-18280}
 PROVIDER_PORT=${PROVIDER_PORT:-18290}
+MGMT_PORT=${MGMT_PORT:-18281}   # /q/* where a management interface serves them (QUARKUS_MANAGEMENT_PORT)
 SOAK_S=${SOAK_S:-1800}
 FAULT_EVERY=${FAULT_EVERY:-300}
 SOAK_RATE=${SOAK_RATE:-150}
@@ -77,7 +78,7 @@ REDIS_PID=$!; PIDS+=($REDIS_PID)
 PIDS+=($!)
 PROVIDER=http://127.0.0.1:$PROVIDER_PORT/provider
 
-env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" \
+env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" QUARKUS_MANAGEMENT_PORT="$MGMT_PORT" \
   QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:$PG_PORT/ledgerline" QUARKUS_DATASOURCE_USERNAME=postgres \
   QUARKUS_REDIS_HOSTS="redis://127.0.0.1:$REDIS_PORT" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
   QUARKUS_REST_CLIENT_PROVIDER_URL="$PROVIDER" \
@@ -85,8 +86,9 @@ env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" \
   LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \
   "$JAVA" -Xmx512m -jar "$APP/quarkus-run.jar" > "$OUT/service.log" 2>&1 &
 SVC_PID=$!; PIDS+=($SVC_PID)
+q() { curl -fsS "http://127.0.0.1:$MGMT_PORT$1" 2>/dev/null || curl -fsS "http://127.0.0.1:$SVC_PORT$1"; }
 for _ in $(seq 1 240); do
-  curl -fsS "http://127.0.0.1:$SVC_PORT/q/health/ready" >/dev/null 2>&1 && break
+  q /q/health/ready >/dev/null 2>&1 && break
   kill -0 "$SVC_PID" 2>/dev/null || { tail -20 "$OUT/service.log" >&2; exit 1; }
   sleep 0.5
 done

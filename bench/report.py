@@ -262,5 +262,10 @@ w("")
 findings = root / "bench" / "FINDINGS.md"
 w(findings.read_text().rstrip() if findings.exists() else "(bench/FINDINGS.md not written yet)")
 w("")
+# the recovery figures (bench/recovery.sh, bench/soak.sh) are written by hand from their own runs
+recovery = root / "bench" / "RECOVERY.md"
+if recovery.exists():
+    w("")
+    w(recovery.read_text().rstrip())
 report.write_text("\n".join(md))
 print(f"wrote {report}")

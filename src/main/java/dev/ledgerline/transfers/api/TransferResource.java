@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.api;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.pipeline.Backlog;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
 import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.Transfer;
@@ -55,10 +56,14 @@ public class TransferResource {
     private final MeterRegistry metrics;
     private final RateLimiter limiter;
     private final HeldPolls polls;
+    private final Backlog backlog;
+    private final LedgerlineConfig.Overload overload;
 
     public TransferResource(IdempotencyService idempotency, TransferRequestParser parser, TransferRepository transfers,
                             Dispatcher dispatcher, JsonWebToken jwt, MeterRegistry metrics, TransferChanges changes,
-                            LedgerlineConfig config, RateLimiter limiter, HeldPolls polls) {
+                            LedgerlineConfig config, RateLimiter limiter, HeldPolls polls, Backlog backlog) {
+        this.backlog = backlog;
+        this.overload = config.overload();
         this.limiter = limiter;
         this.polls = polls;
         this.changes = changes;
@@ -77,6 +82,14 @@ public class TransferResource {
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
                                 HttpServerRequest http, byte[] body) {
         String principal = principal();
+        if (backlog.overloaded()) {
+            // before the rate limiter and anything else that costs a round trip: a refusal must stay cheap
+            outcome("overloaded");
+            String retryAfter = Integer.toString(overload.retryAfterSeconds());
+            throw new ProblemException(ProblemType.SERVICE_UNAVAILABLE,
+                    "The service is behind on transfers it already accepted and takes no new ones for now; retry after "
+                            + retryAfter + " s with the same Idempotency-Key.", null, java.util.Map.of("Retry-After", retryAfter));
+        }
         // first, before the body is even parsed: a flood of invalid requests costs its sender tokens too
         return limiter.admit(principal, RateLimiter.Kind.WRITE)
                 .onFailure().invoke(e -> outcome("rate_limited"))

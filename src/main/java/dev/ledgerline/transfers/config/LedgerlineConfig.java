@@ -22,6 +22,26 @@ public interface LedgerlineConfig {
 
     Provider provider();
 
+    Overload overload();
+
+    /**
+     * What the service does when accepts outpace the pipeline (README "Overload"): beyond a bound on the
+     * pending backlog, {@code POST /v1/transfers} answers 503 with Retry-After before writing anything.
+     */
+    interface Overload {
+        /** Pending transfers, across all instances, beyond which new transfers are refused; 0 turns the bound off. */
+        @WithDefault("20000")
+        int maxPending();
+
+        /** How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). */
+        @WithDefault("500ms")
+        String checkEvery();
+
+        /** Retry-After, in seconds, sent with a refusal for overload. */
+        @WithDefault("5")
+        int retryAfterSeconds();
+    }
+
     Sandbox sandbox();
 
     ApiDocs apiDocs();
@@ -193,9 +213,30 @@ public interface LedgerlineConfig {
         @WithDefault("1s")
         String sweepEvery();
 
-        /** Rows taken per sweep and per kind. */
+        /** Rows taken per sweep and per kind; a backlog of pending rows is taken batch after batch, each at most this large. */
         @WithDefault("50")
         int sweepBatch();
+
+        /**
+         * In-flight slots the sweeper leaves to dispatch on accept: while it drains a backlog it fills at most
+         * {@code max-in-flight} less this, so transfers accepted meanwhile still start at once.
+         */
+        @WithDefault("16")
+        int acceptReserve();
+
+        /**
+         * Longest the sweeper keeps taking batches of pending rows before it turns to expired leases and
+         * reconciliation; then it goes on with the backlog at once, without waiting for {@code sweep-every}.
+         */
+        @WithDefault("PT1S")
+        Duration drainSlice();
+
+        /**
+         * On shutdown, how long the passes in flight may take to finish before the process exits anyway; a pass
+         * cut off is left as a crash would leave it (its lease expires and another instance reconciles it).
+         */
+        @WithDefault("PT8S")
+        Duration shutdownGrace();
 
         /** A pending transfer untouched this long is taken by the sweeper. */
         @WithDefault("PT2S")

@@ -6,8 +6,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The per-transfer worker lock: {@code SET lock:transfer:{id} <token> NX PX ttl}, released only by the
@@ -20,6 +24,8 @@ public class RedisLock {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final RedisCommands redis;
+    /** Locks this instance holds right now (key → token), so a shutdown can release the ones still held. */
+    private final Map<String, String> held = new ConcurrentHashMap<>();
 
     public RedisLock(RedisCommands redis) {
         this.redis = redis;
@@ -38,11 +44,34 @@ public class RedisLock {
 
     /** {@code true} when this token now holds the lock; a failed {@code Uni} when Redis could not answer. */
     public Uni<Boolean> acquire(String key, String token, Duration ttl) {
-        return redis.setIfAbsent(key, token, ttl.toMillis());
+        return redis.setIfAbsent(key, token, ttl.toMillis()).invoke(acquired -> {
+            if (acquired) {
+                held.put(key, token);
+            }
+        });
     }
 
     /** {@code true} when the lock was still ours and is now released; another holder's lock is never deleted. */
     public Uni<Boolean> release(String key, String token) {
+        held.remove(key, token);
         return redis.deleteIfHolds(key, token);
+    }
+
+    /**
+     * Releases every lock this instance still holds, each by compare-and-delete, waiting at most {@code atMost}
+     * in all (blocking: for the shutdown, off the event loop). Another instance can then take those transfers
+     * at once instead of after the lock TTL; a lock that is not released simply expires. Returns how many were
+     * released.
+     */
+    public int releaseAll(Duration atMost) {
+        List<Uni<Boolean>> releases = new ArrayList<>();
+        held.forEach((key, token) -> releases.add(release(key, token).onFailure().recoverWithItem(false)));
+        if (releases.isEmpty()) {
+            return 0;
+        }
+        List<Boolean> released = Uni.join().all(releases).andCollectFailures()
+                .onFailure().recoverWithItem(List.of())
+                .await().atMost(atMost);
+        return (int) released.stream().filter(Boolean.TRUE::equals).count();
     }
 }

@@ -3,12 +3,15 @@ package dev.ledgerline.transfers.pipeline;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.provider.LookupResult;
 import dev.ledgerline.transfers.provider.PaymentProvider;
+import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.scheduler.Scheduled;
+import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
+import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -16,6 +19,7 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -23,7 +27,8 @@ import java.util.function.Function;
  * {@code FOR UPDATE SKIP LOCKED} and every change a fenced UPDATE):
  * <ul>
  *   <li>processing rows whose lease expired → {@code reconciling} (their outcome is unknown);</li>
- *   <li>pending rows nobody picked up → processed;</li>
+ *   <li>pending rows nobody picked up → processed, batch after batch while a backlog lasts, as fast as the
+ *       shared in-flight budget frees slots ({@link #dispatchPending});</li>
  *   <li>reconciling rows that are due → looked up at the provider: completed → {@code sent},
  *       rejected → {@code failed}, not found → claimed and sent again with the same reference,
  *       lookup error → retried after an exponential back-off.</li>
@@ -40,6 +45,9 @@ public class Sweeper {
 
     private static final Logger LOG = Logger.getLogger(Sweeper.class);
 
+    /** Longest wait for free in-flight slots before the sweeper takes what room there is (passes ending wake it sooner). */
+    private static final Duration WAIT_FOR_ROOM = Duration.ofMillis(200);
+
     private final TransferRepository transfers;
     private final Dispatcher dispatcher;
     private final PaymentProvider provider;
@@ -47,9 +55,11 @@ public class Sweeper {
     private final String actor;
     private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
+    private final CircuitBreakerMaintenance breakers;
 
     public Sweeper(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
-                   InstanceId instance, MeterRegistry metrics) {
+                   InstanceId instance, MeterRegistry metrics, CircuitBreakerMaintenance breakers) {
+        this.breakers = breakers;
         this.transfers = transfers;
         this.dispatcher = dispatcher;
         this.provider = provider;
@@ -62,12 +72,21 @@ public class Sweeper {
     @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-sweeper")
     Uni<Void> sweep() {
-        return expireLeases()
-                .chain(this::dispatchPending)
-                .chain(this::reconcile)
+        // round after round without waiting for the next tick while pending work is left over: the tick only
+        // paces an idle sweeper, never a backlog
+        return Multi.createBy().repeating().uni(this::round)
+                .until(workLeft -> !workLeft || dispatcher.stopped())
+                .collect().last()
                 .onFailure().invoke(e -> LOG.warnf("step=sweep failed, next sweep retries: %s", e.toString()))
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();
+    }
+
+    /** Leases, then pending rows for up to {@code drain-slice}, then one batch of reconciling rows: {@code true} when pending work was left. */
+    Uni<Boolean> round() {
+        return expireLeases()
+                .chain(this::dispatchPending)
+                .flatMap(pendingLeft -> reconcile().replaceWith(pendingLeft));
     }
 
     Uni<Void> expireLeases() {
@@ -79,11 +98,47 @@ public class Sweeper {
         }).replaceWithVoid();
     }
 
-    Uni<Void> dispatchPending() {
-        return transfers.takePending(settings.sweepBatch(), settings.pendingGrace())
-                .flatMap(due -> forEach(due, seen -> dispatcher.tryEnter()
-                        ? dispatcher.run(seen, "swept: pending").replaceWithVoid()
-                        : Uni.createFrom().voidItem()));
+    /**
+     * Pending rows nobody picked up, batch after batch while batches come back full, at the pace the pipeline
+     * frees in-flight slots: a batch is only as large as the sweeper's share of the budget has room for, and
+     * with no room the sweeper waits for a pass to end, not for the next tick. Stops after {@code drain-slice}
+     * (so leases and reconciliation get their turn), and after one batch while the provider's breaker is not
+     * closed (passes would only find it open). {@code true} when it stopped with work left.
+     */
+    Uni<Boolean> dispatchPending() {
+        long sliceEnds = System.nanoTime() + settings.drainSlice().toNanos();
+        AtomicBoolean workLeft = new AtomicBoolean();
+        return Multi.createBy().repeating().uni(this::pendingBatch)
+                .until(full -> {
+                    workLeft.set(full);
+                    return !full || dispatcher.stopped() || System.nanoTime() - sliceEnds > 0
+                            || breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED;
+                })
+                .collect().last()
+                .map(ignored -> workLeft.get())
+                .invoke(left -> LOG.debugf("step=sweep pending drain paused, work left: %s", left));
+    }
+
+    /** One batch: {@code true} when it came back full (or the budget had no room), i.e. more may be due. */
+    private Uni<Boolean> pendingBatch() {
+        return dispatcher.awaitRoom(Math.max(1, settings.sweepBatch() / 4), WAIT_FOR_ROOM).chain(() -> {
+            int slots = dispatcher.reserveForSweep(settings.sweepBatch());
+            if (slots == 0) {
+                return Uni.createFrom().item(!dispatcher.stopped());
+            }
+            return transfers.takePending(slots, settings.pendingGrace())
+                    .onFailure().invoke(e -> dispatcher.giveBack(slots))
+                    .map(due -> {
+                        LOG.debugf("step=sweep took %d pending of %d asked", due.size(), slots);
+                        // never more passes than slots reserved: a row left over is retaken after its pending grace
+                        int taken = Math.min(slots, due.size());
+                        dispatcher.giveBack(slots - taken);
+                        for (Seen seen : due.subList(0, taken)) {
+                            dispatcher.dispatchSwept(seen, "swept: pending");
+                        }
+                        return taken == slots;
+                    });
+        });
     }
 
     Uni<Void> reconcile() {

@@ -5,6 +5,12 @@ package dev.ledgerline.transfers.redis;
  * last {@code window} calls, a failure ratio of at least {@code failureRatio} opens it; after
  * {@code delayNanos} one trial call is let through; its success closes it, its failure opens it again.
  *
+ * <p>A timeout counts as a failure only if Redis answered no call since the timed-out one was sent
+ * ({@link #timedOut}). On a saturated CPU, answers queue behind this process's own work and arrive late
+ * although Redis is fine — it keeps answering the calls sent before and after — and opening the breaker
+ * then would move every request onto the slower database path exactly when the instance has no CPU to spare
+ * (bench/FINDINGS.md). A paused or unreachable Redis answers nothing, so its timeouts still open it.
+ *
  * <p>Kept by hand because it sits on every Redis command of every request: the annotation-driven
  * version cost about a third of the replay path's CPU in the benchmark's profile (bench/FINDINGS.md).
  * All state changes happen under the object's monitor, and a call holds it only for a few field updates.
@@ -22,6 +28,8 @@ final class Breaker {
     private int recorded;
     private int failures;
     private long openedAt;
+    /** When the latest answer came in (any call that succeeded); {@link Long#MIN_VALUE} before the first. */
+    private long lastAnswerAt = Long.MIN_VALUE;
 
     Breaker(int window, double failureRatio, long delayNanos) {
         if (window < 1 || failureRatio <= 0 || failureRatio > 1 || delayNanos < 0) {
@@ -48,6 +56,11 @@ final class Breaker {
     }
 
     synchronized void succeeded() {
+        succeeded(System.nanoTime());
+    }
+
+    synchronized void succeeded(long nowNanos) {
+        lastAnswerAt = nowNanos;
         if (state == State.HALF_OPEN) {
             close();
         } else if (state == State.CLOSED) {
@@ -64,6 +77,20 @@ final class Breaker {
                 open(nowNanos);
             }
         }
+    }
+
+    /**
+     * A call sent at {@code sentAtNanos} got no answer in time: a failure if Redis answered nothing since it
+     * was sent, otherwise this process was too busy to read the answer in time, which says nothing about Redis
+     * (not counted, like {@link #abandoned}). {@code true} when it was counted as a failure.
+     */
+    synchronized boolean timedOut(long sentAtNanos, long nowNanos) {
+        if (lastAnswerAt != Long.MIN_VALUE && lastAnswerAt - sentAtNanos > 0) {
+            abandoned(nowNanos);
+            return false;
+        }
+        failed(nowNanos);
+        return true;
     }
 
     /**

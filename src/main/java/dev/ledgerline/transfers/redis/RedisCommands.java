@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>The timeout is a Vert.x timer on the caller's event loop and the breaker is {@link Breaker}: the
  * same rules as the SmallRye Fault Tolerance annotations that were here before (250 ms; 8 calls, 50 %,
- * 2 s, one successful trial), at a fraction of their per-call cost.
+ * 2 s, one successful trial), at a fraction of their per-call cost — except that a timeout while Redis keeps
+ * answering other commands is this process being late (CPU saturated), not Redis failing, and does not count.
  */
 @ApplicationScoped
 public class RedisCommands {
@@ -56,6 +57,7 @@ public class RedisCommands {
     private final Counter answered;
     private final Counter failed;
     private final Counter timedOut;
+    private final Counter late;
     private final Counter refused;
 
     public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, MeterRegistry metrics) {
@@ -64,6 +66,8 @@ public class RedisCommands {
         this.answered = metrics.counter("ledgerline.redis.commands", "result", "answered");
         this.failed = metrics.counter("ledgerline.redis.commands", "result", "failed");
         this.timedOut = metrics.counter("ledgerline.redis.commands", "result", "timed_out");
+        // timed out while Redis kept answering other commands: this process was late, not Redis
+        this.late = metrics.counter("ledgerline.redis.commands", "result", "late");
         this.refused = metrics.counter("ledgerline.redis.commands", "result", "breaker_open");
         Gauge.builder("ledgerline.redis.breaker.open", breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1)
                 .description("1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks")
@@ -78,10 +82,11 @@ public class RedisCommands {
         }
         return Uni.createFrom().emitter(emitter -> {
             AtomicBoolean settled = new AtomicBoolean();
+            long sentAt = System.nanoTime();
             long timer = vertx.setTimer(TIMEOUT_MS, id -> {
                 if (settled.compareAndSet(false, true)) {
-                    timedOut.increment();
-                    breaker.failed(System.nanoTime());
+                    // counted against Redis only if Redis answered nothing meanwhile (see Breaker#timedOut)
+                    (breaker.timedOut(sentAt, System.nanoTime()) ? timedOut : late).increment();
                     emitter.fail(new TimeoutException("Redis did not answer " + command + " within " + TIMEOUT_MS + " ms"));
                 }
             });
@@ -97,7 +102,7 @@ public class RedisCommands {
                         if (settled.compareAndSet(false, true)) {
                             vertx.cancelTimer(timer);
                             answered.increment();
-                            breaker.succeeded();
+                            breaker.succeeded(System.nanoTime());
                             emitter.complete(response);
                         }
                     },

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
@@ -44,6 +45,8 @@ public class TransferChanges {
     private final Optional<String> password;
     private final int maxWaiters;
     private PgSubscriber subscriber;
+    /** Shutdown has begun: waits end at once, so no long poll holds the instance up for its full 30 s. */
+    private volatile boolean closing;
 
     public TransferChanges(Vertx vertx,
                            @ConfigProperty(name = "quarkus.datasource.reactive.url") String url,
@@ -71,6 +74,23 @@ public class TransferChanges {
     void stop(@Observes ShutdownEvent stop) {
         if (subscriber != null) {
             subscriber.closeAndForget();
+        }
+    }
+
+    /**
+     * Readiness is DOWN: every waiting request is answered now with the transfer as it is (the client polls
+     * again, through another instance), and new waits end at once.
+     */
+    void closing(@Observes ShutdownDelayInitiatedEvent event) {
+        closing = true;
+        wakeAll();
+    }
+
+    private void wakeAll() {
+        for (Set<Waiter> forTransfer : waiters.values()) {
+            for (Waiter waiter : forTransfer) {
+                waiter.emitter().complete(null);
+            }
         }
     }
 
@@ -104,10 +124,15 @@ public class TransferChanges {
 
     /**
      * Completes with the first announced version above {@code after}, or never; the caller bounds it.
-     * {@code null} item right away when too many requests are already waiting on this instance.
+     * {@code null} item right away when too many requests are already waiting on this instance, or when it is
+     * shutting down.
      */
     public Uni<Long> next(UUID id, long after) {
         return Uni.createFrom().emitter(emitter -> {
+            if (closing) {
+                emitter.complete(null);
+                return;
+            }
             if (waiting.incrementAndGet() > maxWaiters) {
                 waiting.decrementAndGet();
                 emitter.complete(null);
@@ -122,6 +147,10 @@ public class TransferChanges {
                     return set.isEmpty() ? null : set;
                 });
             });
+            if (closing) {
+                // shutdown began while this waiter was being added: it may have missed the wake-up
+                emitter.complete(null);
+            }
         });
     }
 }

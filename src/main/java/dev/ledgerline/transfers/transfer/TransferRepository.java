@@ -94,12 +94,19 @@ public class TransferRepository {
              WHERE t.id = due.id AND t.status = 'processing' AND t.lease_expires_at < now()
             RETURNING t.id, t.version""";
 
-    /** Pending rows no instance picked up: pushes their next attempt out so other sweepers skip them meanwhile. */
+    /**
+     * Pending rows no instance picked up: pushes their next attempt out so other sweepers skip them meanwhile.
+     * The batch is a MATERIALIZED CTE: as a plain sub-select joined to the UPDATE, PostgreSQL may run it more
+     * than once and return more rows than its LIMIT (seen: 9 rows for LIMIT 6), and the sweeper sizes each
+     * batch to the in-flight slots it reserved.
+     */
     static final String TAKE_PENDING = """
+            WITH due AS MATERIALIZED (
+                SELECT id FROM transfers
+                 WHERE status = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
             UPDATE transfers t SET next_attempt_at = now() + $2::bigint * interval '1 millisecond'
-              FROM (SELECT id FROM transfers
-                     WHERE status = 'pending' AND next_attempt_at <= now()
-                     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+              FROM due
              WHERE t.id = due.id AND t.status = 'pending'
             RETURNING t.id, t.version""";
 

@@ -14,15 +14,11 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -76,34 +72,11 @@ class FaultsIT {
         provider.ledger().setFaults(HEALTHY);
         checker = new Checker(stack.postgres().jdbcUrl(), LocalPostgres.USER);
 
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        issuer = generator.generateKeyPair();
         publicKey = Files.createTempFile("faults-issuer", ".pem");
-        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        issuer = ServiceInstance.issuer(publicKey);
 
         Path logs = Files.createDirectories(Path.of("target/faults"));
-        Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
-        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
-        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
-        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", provider.url());
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
-        // the suite tests the pipeline under faults, not the per-principal rate limit (RateLimitTest does):
-        // a handful of simulated clients retrying hard would otherwise spend their budgets in seconds
-        env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
-        env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
-        env.put("LEDGERLINE_RATE_LIMIT_READS_PER_SECOND", "100000");
-        env.put("LEDGERLINE_RATE_LIMIT_READS_BURST", "100000");
-        env.put("LEDGERLINE_PROVIDER_TIMEOUT_MS", "1000");
-        env.put("LEDGERLINE_PIPELINE_MARGIN", "PT0.5S");
-        env.put("LEDGERLINE_PIPELINE_LOCK_TTL", "PT3S");
-        env.put("LEDGERLINE_PIPELINE_LEASE", "PT3S");
-        env.put("LEDGERLINE_PIPELINE_SWEEP_EVERY", "1s");
-        env.put("LEDGERLINE_PIPELINE_PENDING_GRACE", "PT1S");
-        env.put("LEDGERLINE_PIPELINE_RETRY_BACKOFF", "PT0.2S");
-        env.put("LEDGERLINE_PIPELINE_MAX_RETRY_BACKOFF", "PT1S");
+        Map<String, String> env = ServiceInstance.suiteEnv(stack, provider.url(), publicKey);
         env.put("LEDGERLINE_IDEMPOTENCY_IN_FLIGHT_TTL", "PT" + IN_FLIGHT_TTL.toSeconds() + "S");
         env.put("LEDGERLINE_TRANSFERS_DATABASE_TIMEOUT", "PT2S");
         env.put("LEDGERLINE_PROVIDER_LOOKUP_LAG", "PT" + LOOKUP_LAG.toMillis() / 1000.0 + "S");
@@ -114,7 +87,7 @@ class FaultsIT {
         for (int i = 1; i <= 3; i++) {
             Path log = logs.resolve("instance-" + i + ".log");
             Files.deleteIfExists(log);
-            instances.add(new ServiceInstance("faults-" + i, free(), log, env, props));
+            instances.add(new ServiceInstance("faults-" + i, ServiceInstance.freePort(), log, env, props));
         }
         // the first one migrates the schema alone; the other two then start side by side
         instances.get(0).start();
@@ -515,11 +488,5 @@ class FaultsIT {
 
     private static void sleep(long millis) throws InterruptedException {
         Thread.sleep(millis); // the fault schedule: how long a fault lasts is the point
-    }
-
-    private static int free() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 }

@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.faults;
 
+import dev.ledgerline.transfers.local.LocalPostgres;
+import dev.ledgerline.transfers.local.LocalStack;
 import dev.ledgerline.transfers.local.Signals;
 import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.Metrics;
@@ -11,8 +13,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +53,50 @@ final class ServiceInstance implements AutoCloseable {
         this.log = log;
         this.env = env;
         this.systemProperties = systemProperties;
+    }
+
+    /** A fresh RSA key pair standing in for the token issuer; its public key is written to {@code publicKey} as PEM. */
+    static KeyPair issuer(Path publicKey) throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        KeyPair issuer = generator.generateKeyPair();
+        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        return issuer;
+    }
+
+    /**
+     * What every packaged instance of the suite runs with: the local stack, the provider, the issuer's key, rate
+     * limits out of the way (the suite tests the pipeline, RateLimitTest the limiter) and timings short enough
+     * that leases and back-offs play out in seconds.
+     */
+    static Map<String, String> suiteEnv(LocalStack stack, String providerUrl, Path publicKey) {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
+        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
+        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
+        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", providerUrl);
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
+        env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_READS_PER_SECOND", "100000");
+        env.put("LEDGERLINE_RATE_LIMIT_READS_BURST", "100000");
+        env.put("LEDGERLINE_PROVIDER_TIMEOUT_MS", "1000");
+        env.put("LEDGERLINE_PIPELINE_MARGIN", "PT0.5S");
+        env.put("LEDGERLINE_PIPELINE_LOCK_TTL", "PT3S");
+        env.put("LEDGERLINE_PIPELINE_LEASE", "PT3S");
+        env.put("LEDGERLINE_PIPELINE_SWEEP_EVERY", "1s");
+        env.put("LEDGERLINE_PIPELINE_PENDING_GRACE", "PT1S");
+        env.put("LEDGERLINE_PIPELINE_RETRY_BACKOFF", "PT0.2S");
+        env.put("LEDGERLINE_PIPELINE_MAX_RETRY_BACKOFF", "PT1S");
+        return env;
+    }
+
+    /** A free loopback port for an instance. */
+    static int freePort() throws IOException {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
     }
 
     String url() {
@@ -118,6 +168,20 @@ final class ServiceInstance implements AutoCloseable {
             p.waitFor(10, TimeUnit.SECONDS);
         }
         paused = false;
+    }
+
+    /**
+     * SIGTERM, as an orchestrator stops an instance in a rolling deploy; waits for the process to exit and
+     * answers how long that took, or {@code null} if it was still running after {@code within}.
+     */
+    Duration terminate(Duration within) throws InterruptedException {
+        Process p = process;
+        long started = System.nanoTime();
+        p.destroy();
+        if (!p.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+            return null;
+        }
+        return Duration.ofNanos(System.nanoTime() - started);
     }
 
     void pause() throws IOException {

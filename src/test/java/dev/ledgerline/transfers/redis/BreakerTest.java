@@ -97,4 +97,27 @@ class BreakerTest {
         b.failed(0);
         assertEquals(Breaker.State.CLOSED, b.state(), "one failure in a fresh window of 2 is not a full window");
     }
+
+    @Test
+    void timeoutsWhileRedisKeepsAnsweringOthersDoNotOpenIt() {
+        Breaker b = new Breaker(8, 0.5, DELAY);
+        long sent = 1_000;
+        // a saturated CPU: each call is read too late, but answers to other calls keep arriving after it was sent
+        for (int i = 0; i < 20; i++) {
+            b.succeeded(sent + 10);
+            assertFalse(b.timedOut(sent, sent + 300_000_000L), "Redis answered after this call was sent: not its failure");
+            sent += 1_000_000;
+        }
+        assertEquals(Breaker.State.CLOSED, b.state(), "late answers never open the breaker");
+    }
+
+    @Test
+    void timeoutsWithNoAnswerSinceTheyWereSentOpenIt() {
+        Breaker b = new Breaker(8, 0.5, DELAY);
+        b.succeeded(500);
+        for (int i = 0; i < 8; i++) {
+            assertTrue(b.timedOut(1_000 + i, 300_000_000L + i), "a paused Redis answers nothing: counted");
+        }
+        assertEquals(Breaker.State.OPEN, b.state());
+    }
 }

@@ -201,7 +201,7 @@ public final class Driver {
 
     // ---------------------------------------------------------------- load
 
-    enum Kind { NEW, REPLAY, POLL }
+    enum Kind { NEW, REPLAY, POLL, LONG_POLL }
 
     /**
      * Open model. Options: url, key, scenario (new|replay|mix|poll), rate (req/s), duration (s), prefix (for new keys),
@@ -247,6 +247,8 @@ public final class Driver {
         LongAdder errors = new LongAdder();
         LongAdder notSent = new LongAdder();
         Map<String, LongAdder> errorKinds = new java.util.concurrent.ConcurrentHashMap<>();
+        // latency per answer status: an overload run compares how fast refusals (503) come back with accepts (201)
+        Map<Integer, Histogram> byStatus = new java.util.concurrent.ConcurrentHashMap<>();
         AtomicInteger inFlight = new AtomicInteger();
         AtomicLong lastDone = new AtomicLong();
 
@@ -284,10 +286,13 @@ public final class Driver {
                 case REPLAY -> request.setMethod(HttpMethod.POST).setURI("/v1/transfers")
                         .putHeader("Content-Type", "application/json").putHeader("Idempotency-Key", seedPrefix + "-" + (i % seedCount));
                 case POLL -> request.setMethod(HttpMethod.GET).setURI("/v1/transfers/" + ids.get((int) (i % ids.size())));
+                // held until the transfer differs from version 2 (a seeded transfer's final one) or 2 s pass: 304
+                case LONG_POLL -> request.setMethod(HttpMethod.GET).setURI("/v1/transfers/" + ids.get((int) (i % ids.size())))
+                        .putHeader("Prefer", "wait=2").putHeader("If-None-Match", "\"2\"");
             }
             inFlight.incrementAndGet();
             http.request(request)
-                    .compose(req -> kind == Kind.POLL ? req.send() : req.send(body))
+                    .compose(req -> kind == Kind.POLL || kind == Kind.LONG_POLL ? req.send() : req.send(body))
                     .compose(resp -> resp.end().map(ignored -> resp))
                     .onComplete(ar -> {
                         HttpClientResponse r = ar.result();
@@ -301,6 +306,9 @@ public final class Driver {
                         all.recordValue(Math.min(micros, all.getHighestTrackableValue()));
                         byKind.get(kind).recordValue(Math.min(micros, all.getHighestTrackableValue()));
                         lastDone.accumulateAndGet(done, Math::max);
+                        byStatus.computeIfAbsent(r == null ? 0 : r.statusCode(),
+                                        x -> new SynchronizedHistogram(TimeUnit.SECONDS.toMicros(60), 3))
+                                .recordValue(Math.min(micros, all.getHighestTrackableValue()));
                         String problem = e != null ? e.getClass().getSimpleName() : expected(kind, r.statusCode(), r.headers());
                         if (problem == null) {
                             ok.increment();
@@ -333,14 +341,17 @@ public final class Driver {
                         k.name().toLowerCase(), h.getTotalCount(), ms(h, 50), ms(h, 99), ms(h, 99.9)));
             }
         }
+        StringBuilder statuses = new StringBuilder();
+        new java.util.TreeMap<>(byStatus).forEach((code, h) -> statuses.append(statuses.length() == 0 ? "" : ",")
+                .append(String.format(Locale.ROOT, "\"%d\":{\"n\":%d,\"p50\":%.2f,\"p99\":%.2f}", code, h.getTotalCount(), ms(h, 50), ms(h, 99))));
         StringBuilder ek = new StringBuilder();
         errorKinds.forEach((k, v) -> ek.append(ek.length() == 0 ? "" : ",").append('"').append(k).append("\":").append(v.sum()));
         System.out.printf(Locale.ROOT,
                 "{\"label\":\"%s\",\"startEpochMs\":%d,\"endEpochMs\":%d,\"scenario\":\"%s\",\"offered\":%.1f,\"duration\":%.1f,\"warmup\":%.1f,\"requests\":%d,\"ok\":%d,\"errors\":%d,"
                         + "\"notSent\":%d,\"achieved\":%.1f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f,"
-                        + "\"schedulerMaxLagMs\":%.2f,\"errorKinds\":{%s}%s}%n",
+                        + "\"schedulerMaxLagMs\":%.2f,\"errorKinds\":{%s},\"byStatus\":{%s}%s}%n",
                 label, startEpochMs, endEpochMs, scenario, rate, seconds, warmup, total - warmCount, ok.sum(), errors.sum(), notSent.sum(), achieved,
-                ms(all, 50), ms(all, 90), ms(all, 99), ms(all, 99.9), all.getMaxValue() / 1000.0, maxLag / 1e6, ek, kinds);
+                ms(all, 50), ms(all, 90), ms(all, 99), ms(all, 99.9), all.getMaxValue() / 1000.0, maxLag / 1e6, ek, statuses, kinds);
         vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
@@ -348,7 +359,10 @@ public final class Driver {
         return h.getValueAtPercentile(percentile) / 1000.0;
     }
 
-    /** 80 % new, 15 % replays, 5 % polls for "mix", interleaved evenly; one kind otherwise. */
+    /**
+     * 80 % new, 15 % replays, 5 % polls for "mix"; 70 % new, 15 % replays, 10 % polls, 5 % long polls for "soak";
+     * interleaved evenly; one kind otherwise.
+     */
     static Kind kind(String scenario, long i) {
         return switch (scenario) {
             case "new" -> Kind.NEW;
@@ -358,7 +372,11 @@ public final class Driver {
                 int slot = (int) (i % 20);
                 yield slot < 16 ? Kind.NEW : slot < 19 ? Kind.REPLAY : Kind.POLL;
             }
-            default -> throw new IllegalArgumentException("scenario is new|replay|mix|poll, not " + scenario);
+            case "soak" -> {
+                int slot = (int) (i % 20);
+                yield slot < 14 ? Kind.NEW : slot < 17 ? Kind.REPLAY : slot < 19 ? Kind.POLL : Kind.LONG_POLL;
+            }
+            default -> throw new IllegalArgumentException("scenario is new|replay|mix|poll|soak, not " + scenario);
         };
     }
 
@@ -368,6 +386,7 @@ public final class Driver {
             case NEW -> s == 201 && headers.get("Idempotent-Replayed") == null ? null : "new:" + s;
             case REPLAY -> s == 201 && headers.get("Idempotent-Replayed") != null ? null : "replay:" + s;
             case POLL -> s == 200 ? null : "poll:" + s;
+            case LONG_POLL -> s == 200 || s == 304 ? null : "long-poll:" + s;
         };
     }
 

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
  * 201 {@code {"reference","status":"completed","executions":n}}; {@code GET /provider/payments/{ref}} → 200 or 404.
  *
  * <p>Every POST counts as an execution of its reference (like the sandbox with {@code idempotent:false}),
- * so any reference sent twice shows up in {@code GET /provider/stats} as a duplicate.
+ * so any reference sent twice shows up in {@code GET /provider/stats} as a duplicate. {@code PUT /provider/down}
+ * starts an outage (every send and lookup answers 503, nothing executes), {@code DELETE /provider/down} ends it.
  */
 final class ProviderStandIn {
 
@@ -24,6 +25,8 @@ final class ProviderStandIn {
     private static final LongAdder SENDS = new LongAdder();
     private static final LongAdder DUPLICATES = new LongAdder();
     private static final LongAdder LOOKUPS = new LongAdder();
+    /** An outage: while set, every send and lookup is answered 503 and nothing executes. */
+    private static volatile boolean down;
 
     public static void main(String[] args) {
         int port = Integer.parseInt(args[0]);
@@ -36,6 +39,16 @@ final class ProviderStandIn {
 
     private static void handle(HttpServerRequest req) {
         String path = req.path();
+        if (path.equals("/provider/down")) {
+            // PUT starts an outage, DELETE ends it (bench/recovery.sh accumulates a backlog this way)
+            down = req.method() == HttpMethod.PUT;
+            answer(req, 200, "{\"down\":" + down + "}");
+            return;
+        }
+        if (down && path.startsWith("/provider/payments")) {
+            answer(req, 503, "{\"status\":\"unavailable\"}");
+            return;
+        }
         if (path.equals("/provider/stats")) {
             answer(req, 200, "{\"payments\":" + EXECUTIONS.size() + ",\"executions\":" + SENDS.sum()
                     + ",\"duplicateExecutions\":" + DUPLICATES.sum() + ",\"lookups\":" + LOOKUPS.sum() + "}");

@@ -349,14 +349,30 @@ class FaultsIT {
         /** Kills the instance while it holds leases; after the settle time another actor must have finished them. */
         void killMidTransfer(ServiceInstance instance) throws Exception {
             String actor = instance.id;
-            List<String> leased = awaitLeasesHeldBy(prefix, instance);
+            // freeze it first, then read what it holds: a process that cannot run cannot finish those transfers
+            // between the look and the kill (a plain look-then-kill raced and sometimes killed an idle instance)
+            List<String> leased = List.of();
+            for (int attempt = 0; attempt < 10 && leased.isEmpty(); attempt++) {
+                awaitLeasesHeldBy(prefix, instance);
+                instance.pause();
+                // a fence it sent just before the freeze may still commit: count only what is still held a moment later
+                List<String> first = checker.leasedBy(prefix, actor);
+                sleep(300);
+                leased = new ArrayList<>(checker.leasedBy(prefix, actor));
+                leased.retainAll(first);
+                if (leased.isEmpty()) {
+                    instance.resume();
+                }
+            }
+            assertTrue(!leased.isEmpty(), prefix + ": " + actor + " never held a lease at the moment it was frozen");
+            List<String> held = leased;
             instance.kill();
             broken.add(actor);
             afterSettle.add(() -> {
-                List<String> others = checker.finishedByOthers(leased, actor);
-                assertTrue(!others.isEmpty(), prefix + ": none of the " + leased.size() + " transfers " + actor
+                List<String> others = checker.finishedByOthers(held, actor);
+                assertTrue(!others.isEmpty(), prefix + ": none of the " + held.size() + " transfers " + actor
                         + " held when killed was finished by another actor");
-                return actor + " killed holding " + leased.size() + " leases, " + others.size() + " finished by others";
+                return actor + " killed holding " + held.size() + " leases, " + others.size() + " finished by others";
             });
         }
 

@@ -71,7 +71,7 @@ public class RedisLock {
         }
         List<Boolean> released = Uni.join().all(releases).andCollectFailures()
                 .onFailure().recoverWithItem(List.of())
-                .await().atMost(atMost);
+                .await().atMost(atMost); // blocking-ok: the shutdown hook, never an event-loop thread
         return (int) released.stream().filter(Boolean.TRUE::equals).count();
     }
 }

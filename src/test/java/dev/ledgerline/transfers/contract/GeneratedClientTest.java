@@ -37,7 +37,7 @@ class GeneratedClientTest {
     private TransfersApi client(String token) {
         ApiClient api = new ApiClient();
         api.updateBaseUri(service.toString().replaceAll("/$", ""));
-        api.setReadTimeout(Duration.ofSeconds(10));
+        api.setReadTimeout(Duration.ofSeconds(20)); // above the longest Prefer: wait below (10 s)
         api.setRequestInterceptor(request -> request.header("Authorization", "Bearer " + token));
         return new TransfersApi(api);
     }

@@ -36,6 +36,26 @@ pgb_runs = lines("pgbench.jsonl")
 totals = json.loads(text("totals.json", "{}") or "{}")
 load_samples = text("load.txt").strip().splitlines()
 limit = pgb.get("pgbench_tps", 0)
+cal = json.loads(text("calibration.json", "{}") or "{}")
+wrk_static = json.loads(text("wrk-static.json", "{}") or "{}")
+wrk_replay = json.loads(text("wrk-replay.json", "{}") or "{}")
+redis_bench = json.loads(text("redis-benchmark.json", "{}") or "{}")
+
+
+def cal_rate(r):
+    """The driver's own sustainable rate for this result's kind of request (GET for polls, POST otherwise)."""
+    return cal.get("get" if r["scenario"] == "poll" else "post") or 0
+
+
+def cal_ratio(r):
+    c = cal_rate(r)
+    return r["achieved"] / c if c else None
+
+
+def driver_bound(r):
+    """True when the result is above a third of what the driver sustained against a static responder."""
+    x = cal_ratio(r)
+    return x is not None and x > 1 / 3
 
 NAMES = {
     "s1-new": "1. new transfers, unique keys",
@@ -89,9 +109,15 @@ w("")
 w("## How to run")
 w("")
 w("```sh")
-w("bench/run.sh              # full run, ~20 min on 2 cores; rewrites BENCHMARKS.md and bench/latency.png")
+w("bench/run.sh              # full run, ~25 min on 2 cores; rewrites BENCHMARKS.md and bench/latency.png")
 w("QUICK=1 bench/run.sh      # smoke test, writes only bench/out/")
 w("```")
+w("")
+w("It needs `pgbench`, `psql`, `redis-cli`, `redis-benchmark`, `wrk` and `jq` (Debian: `postgresql-client`,")
+w("`redis-tools`, `wrk`, `jq`). `CONNS` (default 32) sets the driver's keep-alive connections and the `-c` of `wrk`")
+w("and `redis-benchmark`. To run beside another run on the same machine, move its ports (`SVC_PORT`, `SVC2_PORT`,")
+w("`PROVIDER_PORT`, `STATIC_PORT`, `DRIVER_PORT`, `DEAD_REDIS_PORT`) and scratch names (`BENCH_DB`, `BENCH_PG_DB`,")
+w("`BENCH_REDIS_DB`); `SKIP_BUILD=1` reuses the jars already built.")
 w("")
 w("It runs, in order:")
 w("")
@@ -108,28 +134,43 @@ w("   `QUARKUS_DATASOURCE_USERNAME=postgres`, `QUARKUS_REDIS_HOSTS=redis://127.0
 w("   `MP_JWT_VERIFY_PUBLICKEY_LOCATION=<throwaway RSA key>`, `QUARKUS_REST_CLIENT_PROVIDER_URL=http://127.0.0.1:18090/provider`,")
 w("   and the per-principal rate limits raised to 1,000,000/s (`LEDGERLINE_RATE_LIMIT_{WRITES,READS}_{PER_SECOND,BURST}`): the")
 w("   driver is one principal, and the limiter still runs its Redis `EVAL` on every request, so its cost is in the numbers;")
-w("4. warm-up (60 s of new transfers at 300/s, then 20 s each of replays and polls at 1,500/s), seeding 2,000 completed")
+w("4. **calibration** of the load generator: a static responder (`Driver static`, answering a fixed transfer of the")
+w("   service's size at once, `201` to `POST` and `200` to `GET`) on the same machine; the driver's own JIT warmed on it")
+w("   first; then the same step-up search as below, with the same requests (POST with the JSON body, bearer token and")
+w("   `Idempotency-Key`; GET by id) over the same number of keep-alive connections, for POST and for GET; and `wrk`")
+w("   against it with the replay script. Every service result above **a third** of the matching calibration rate is")
+w("   marked **driver-bound**: at that rate the driver itself would be using a third of what it can do on this machine,")
+w("   and its share of the cores is no longer small;")
+w("5. warm-up (60 s of new transfers at 300/s, then 20 s each of replays and polls at 1,500/s), seeding 2,000 completed")
 w("   transfers for replays and polls; the second instances get the same warm-up for their scenario;")
-w("5. per scenario a step-up search (6 s steps) for the **sustainable rate** — the highest step with zero errors,")
+w("6. per scenario a step-up search (6 s steps) for the **sustainable rate** — the highest step with zero errors,")
 w("   ≥ 97 % of the offered rate achieved, p50 ≤ 50 ms and p99 ≤ 1 s (an overloaded open-model step queues, so its")
 w("   median climbs; p99 is bounded loosely because the shared machine adds scheduling spikes that are not capacity)")
 w("   and, for new transfers, `sent`/s ≥ 90 % of accepted/s —")
 w("   then 15 s at that rate and 15 s at 50 % of it. Every run of the driver first sends the same schedule for 2 s")
-w("   unrecorded (its own JIT and connections), then measures without a gap;")
-w("6. JFR (`jcmd <pid> JFR.start settings=profile`) over one more scenario-1 run at its sustainable rate;")
-w("7. scenario 5 on a **second instance** whose `QUARKUS_REDIS_HOSTS=redis://127.0.0.1:16399/5` points where nothing")
+w("   unrecorded (connections, the request shape's JIT), then measures without a gap. Scenario 2 is then **cross-checked**:")
+w("   the same replays (same token, body and keys, from `Driver wrk-script`) by `wrk -t1 -c<connections> -d15s`, and")
+w("   `redis-benchmark -t set,get -d <entry size> -c <connections> -P 1 --dbnum 5` against the machine's Redis gives the")
+w("   GET throughput the replay target is measured against;")
+w("7. JFR (`jcmd <pid> JFR.start settings=profile`) over one more scenario-1 run at its sustainable rate;")
+w("8. scenario 5 on a **second instance** whose `QUARKUS_REDIS_HOSTS=redis://127.0.0.1:16399/5` points where nothing")
 w("   listens: exactly the database-only path. The machine's Redis is never stopped.")
 w("   Before it, an **A/B** of the biggest fix: a fresh instance with `LEDGERLINE_TOKEN_CACHE_MAX_ENTRIES=0` (every")
 w("   request's token verified in full, as before the fix), warmed the same way, measured at scenario 2's two rates;")
-w("8. pgbench again after the scenarios, plus the what-ifs (no `transfers_notify`; `synchronous_commit=off`);")
-w("9. cleanup, always (trap): every process it started is stopped, both scratch databases are dropped, `redis-cli -n 5 FLUSHDB`.")
+w("9. pgbench again after the scenarios, plus the what-ifs (no `transfers_notify`; `synchronous_commit=off`);")
+w("10. cleanup, always (trap): every process it started is stopped, both scratch databases are dropped, `redis-cli -n 5 FLUSHDB`.")
 w("")
-w("**Load generator**: `bench/driver` (Vert.x HTTP/1.1 client on one event loop, up to 256 keep-alive connections,")
-w("HdrHistogram; JVM `-XX:TieredStopAtLevel=1` so compiling it takes little from the service). Open model: request *i* is")
+w(f"**Load generator**: `bench/driver` in one JVM that lives through the whole run (`Driver serve`, C2, SerialGC;")
+w(f"`run.sh` posts each load's options to it): a minimal HTTP/1.1 client on Vert.x sockets (ready-made request")
+w(f"bytes, answers read only for status, `Idempotent-Replayed` and length) on one event loop, up to")
+w(f"{cal.get('connections', 32)} keep-alive connections (`CONNS`), no pipelining, HdrHistogram. Open model: request *i* is")
 w("scheduled at `start + i/rate` whatever the earlier answers did, and its latency is measured from that intended")
-w("start, so a stalled service shows up as latency rather than as fewer samples (no coordinated omission). Requests")
-w("that would exceed 4,000 outstanding are not sent and count as errors. It only talks to 127.0.0.1 and shares the")
-w("2 cores with the service, PostgreSQL and Redis.")
+w("start, so a stalled service shows up as latency rather than as fewer samples (no coordinated omission); requests")
+w("beyond the connections wait in the client's queue, and that wait counts. The main thread only sleeps until the")
+w("next request is due and hands every due request to the event loop in one task; sending, answers and histograms")
+w("stay on that loop. Requests that would exceed 4,000 outstanding are not sent and count as errors. It only talks")
+w("to 127.0.0.1 and shares the 2 cores with the service, PostgreSQL and Redis; the provider stand-in is a Vert.x")
+w("server in its own long-lived JVM that counts executions per reference.")
 w("")
 w("## Machine and servers")
 w("")
@@ -137,7 +178,8 @@ w(f"- {sh('nproc')} cores ({cpu}), {mem} MiB RAM, {platform.system()} {platform.
 w(f"- PostgreSQL {pgv}: **the machine's server** on 127.0.0.1:5432 (trust auth, user postgres), scratch databases")
 w(f"  `ledgerline_bench` / `ledgerline_bench_pg`; `fsync={fsync}`, `synchronous_commit={sync}` (every statement's commit waits for its WAL flush)")
 w(f"- Redis {redisv}: **the machine's server** on 127.0.0.1:6379 (keeps nothing on disk), logical db 5 only")
-w("- Service: packaged jar, prod profile, JVM defaults (G1); driver JVM `-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1`")
+w("- Service: packaged jar, prod profile, JVM defaults (G1); driver, provider stand-in and static responder JVMs")
+w("  `-Xmx512m -XX:+UseSerialGC` (long-lived, C2); the short-lived helpers (keys, seeding, chart) `-XX:TieredStopAtLevel=1`")
 w(f"- **Load average during the run** (1/5/15 min; samples at each phase): max 1-min load **{max_load:.2f}**")
 w("")
 w("```")
@@ -166,29 +208,83 @@ w("|---|---:|---:|---|")
 for p in pgb_runs:
     w(f"| {p['label']} | {fmt(p['tps'])} | {fmt(p['latency_ms'], 2)} | {p['loadavg']} |")
 w("")
+w("### Calibration: the load generator's own limit")
+w("")
+if cal:
+    top = lambda k: " (the highest step tried: the real limit is higher)" if cal.get(k + "AtTop") else ""
+    w(f"Against the static responder, same requests and {cal.get('connections')} connections, the driver sustained")
+    w(f"**{fmt(cal.get('post'), 0)} POST/s**{top('post')} and **{fmt(cal.get('get'), 0)} GET/s**{top('get')}.")
+    w(f"A service result is **driver-bound** above a third of that: {fmt(cal.get('post', 0) / 3, 0)} POST/s,")
+    w(f"{fmt(cal.get('get', 0) / 3, 0)} GET/s. The steps are in the step-up table (`cal-post`, `cal-get`).")
+    if wrk_static:
+        w(f"`wrk` against the same responder (closed loop, the replay script): {fmt(wrk_static['rps'])} requests/s,")
+        w(f"p50 {fmt(wrk_static['p50'], 2)} ms, p99 {fmt(wrk_static['p99'], 2)} ms, wrk's own CPU {wrk_static['cpu']['wrkUsPerRequest']:.1f} µs/request.")
+    steps_cal = [x for x in steps if x["name"] in ("cal-post", "cal-get") and x.get("driverUsPerRequest")]
+    if steps_cal:
+        held = [x for x in steps_cal if x["errors"] == 0]
+        us = sorted(x["driverUsPerRequest"] for x in held) or [0]
+        w(f"The driver's own CPU per request in the calibration steps that held: {us[0]:.0f}–{us[-1]:.0f} µs.")
+else:
+    w("(no calibration in this run)")
+w("")
 w("![latency by percentile](bench/latency.png)")
 w("")
-w("| scenario | rate | offered req/s | achieved req/s | `sent`/s (PostgreSQL) | p50 ms | p99 ms | p99.9 ms | errors | sent/s ÷ pgbench limit | duplicates |")
-w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+w("| scenario | rate | offered req/s | achieved req/s | `sent`/s (PostgreSQL) | p50 ms | p99 ms | p99.9 ms | errors | sent/s ÷ pgbench limit | achieved ÷ calibration | duplicates |")
+w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def cal_cell(r):
+    x = cal_ratio(r)
+    if x is None:
+        return "–"
+    return f"{100 * x:.0f} %" + (" **driver-bound**" if driver_bound(r) else "")
+
+
 for title, pl, r in measured():
     new = r["scenario"] in ("new", "mix")
     w(f"| {title} | {pl} | {fmt(r['offered'], 0)} | {fmt(r['achieved'])} | {fmt(r['sentPerSec']) if new else '–'} | "
       f"{fmt(r['p50'], 2)} | {fmt(r['p99'], 2)} | {fmt(r['p999'], 2)} | {r['errors']} | "
-      f"{(fmt(100 * r['ratioToPgbench'], 0) + ' %') if new else '–'} | {r['duplicates']} |")
+      f"{(fmt(100 * r['ratioToPgbench'], 0) + ' %') if new else '–'} | {cal_cell(r)} | {r['duplicates']} |")
 w("")
-w("Where the CPU went in each of those runs (cores used on average over the driver's whole run, from `/proc`: the")
-w("service's JVM, every `postgres` process, the Redis server, and the machine; *other* is the rest, mostly the")
-w("driver and the provider stand-in; µs/request divides by every request the driver sent, warm-up included; a")
-w("`postgres` process that exits during a run drops out of the sum, so a small negative value there means ≈ 0):")
+bound = [f"{t} ({pl})" for t, pl, r in measured() if driver_bound(r)]
+w("Driver-bound results (above a third of the calibration rate; the load generator may be part of the limit): "
+  + ("; ".join(bound) if bound else "**none**") + ".")
+if wrk_replay:
+    s2 = get("s2-replay", "sustainable")
+    w("")
+    w("### Cross-check: scenario 2 with `wrk`")
+    w("")
+    w(f"`wrk -t1 -c{wrk_replay['connections']} -d15s -s replay.lua` (closed loop: every connection sends its next request")
+    w("when the answer arrives, so it finds the most the service answers, and its percentiles are per answered request):")
+    w("")
+    w("| load generator | model | replays/s | p50 ms | p99 ms | errors | service µs/request | load generator µs/request |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|")
+    if s2:
+        w(f"| bench/driver | open, {fmt(s2['offered'], 0)}/s offered | {fmt(s2['achieved'])} | {fmt(s2['p50'], 2)} | {fmt(s2['p99'], 2)} | "
+          f"{s2['errors']} | {s2['cpu']['serviceUsPerRequest']:,.0f} | {fmt(s2.get('driverUsPerRequest'), 0)} |")
+    c = wrk_replay["cpu"]
+    w(f"| wrk | closed, {wrk_replay['connections']} connections | {fmt(wrk_replay['rps'])} | {fmt(wrk_replay['p50'], 2)} | "
+      f"{fmt(wrk_replay['p99'], 2)} | {wrk_replay['socketErrors'] + wrk_replay['non2xx3xx']} | {c['serviceUsPerRequest']:,.0f} | {c['wrkUsPerRequest']:,.1f} |")
+    if s2:
+        w("")
+        w(f"The driver's sustainable replay rate is {100 * s2['achieved'] / max(wrk_replay['rps'], 1e-9):.0f} % of what `wrk` drew from")
+        w("the service (a closed loop runs the service at saturation, an open-model step must also keep p50 ≤ 50 ms).")
 w("")
-w("| scenario | rate | service cores | service µs/request | postgres cores | postgres µs/request | redis cores | other cores | machine busy (of 2) |")
-w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+w("Where the CPU went in each of those runs (cores used on average over the load's whole call, from `/proc`: the")
+w("service's JVM, every `postgres` process, the Redis server, the provider stand-in and the machine; the driver reports")
+w("its own process CPU over the measured window; *other* is the rest: other processes on the machine and the kernel's")
+w("unattributed share; service and postgres µs/request divide by every request sent, warm-up included; a `postgres`")
+w("process that exits during a run drops out of the sum, so a small negative value there means ≈ 0):")
+w("")
+w("| scenario | rate | service cores | service µs/request | postgres cores | postgres µs/request | redis cores | driver cores | driver µs/request | provider cores | other cores | machine busy (of 2) |")
+w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for title, pl, r in measured():
     if "cpu" not in r:
         continue
     c = r["cpu"]
     w(f"| {title} | {pl} ({fmt(r['offered'], 0)}/s) | {c['service']:.2f} | {c['serviceUsPerRequest']:,.0f} | {c['postgres']:.2f} | "
-      f"{c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c['other']:.2f} | {c['machine']:.2f} |")
+      f"{c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c.get('driver', 0):.2f} | {fmt(r.get('driverUsPerRequest'), 0)} | "
+      f"{c.get('provider', 0):.2f} | {c['other']:.2f} | {c['machine']:.2f} |")
 w("")
 w(f"Duplicates are the provider stand-in's count of references executed more than once (cumulative over the whole run;")
 w(f"final: **{totals.get('duplicates', '?')}**). Transfers by final status: {totals.get('statuses', '?')}; transfers claimed more")
@@ -239,6 +335,32 @@ if s2 and ab and s2h and abh:
       f"p99 {fmt(s2['p99'], 2)} vs {fmt(ab['p99'], 2)} ms, achieved {fmt(s2['achieved'])} vs {fmt(ab['achieved'])}/s, errors {s2['errors']} vs {ab['errors']}; "
       f"at {fmt(s2h['offered'], 0)}/s: p99 {fmt(s2h['p99'], 2)} vs {fmt(abh['p99'], 2)} ms")
 w(f"- Zero duplicate executions in every scenario: {totals.get('duplicates', '?')} → {verdict(str(totals.get('duplicates')) == '0')}")
+w("")
+w("### Issue 18 targets (open model)")
+w("")
+
+
+def bound_note(r):
+    return " (driver-bound: above a third of the calibration rate)" if r and driver_bound(r) else ""
+
+
+if s1 and s1h:
+    w(f"- New transfers, `sent`/s ≥ 85 % of the service-SQL limit (pgbench of `bench/transfer.pgbench`): {fmt(s1['sentPerSec'])}/s ÷ "
+      f"{fmt(limit)}/s = **{100 * s1['ratioToPgbench']:.0f} %** → {verdict(s1['ratioToPgbench'] >= 0.85)}{bound_note(s1)}")
+    w(f"- New transfers, POST p99 < 25 ms at half the sustainable rate ({fmt(s1h['offered'], 0)}/s): **{fmt(s1h['p99'], 2)} ms** → "
+      f"{verdict(s1h['p99'] < 25)}{bound_note(s1h)}")
+if s2 and s2h:
+    if redis_bench:
+        ratio = s2["achieved"] / max(redis_bench["rps"], 1e-9)
+        w(f"- Replays ≥ 50 % of `redis-benchmark` GET throughput on the same run (-c {redis_bench['connections']} -P 1, "
+          f"{redis_bench['valueBytes']}-byte values, db {redis_bench.get('db', 5)}): {fmt(s2['achieved'])}/s ÷ {fmt(redis_bench['rps'])}/s = "
+          f"**{100 * ratio:.0f} %** → {verdict(ratio >= 0.5)}{bound_note(s2)}")
+    w(f"- Replays, p99 < 5 ms at half the sustainable rate ({fmt(s2h['offered'], 0)}/s): **{fmt(s2h['p99'], 2)} ms** → "
+      f"{verdict(s2h['p99'] < 5)}{bound_note(s2h)}")
+if cal and s1 and s2:
+    need = max(s1["achieved"], s2["achieved"]) * 3
+    w(f"- The driver sustains ≥ 3× every rate it reports: calibration POST {fmt(cal.get('post'), 0)}/s vs 3 × the highest POST result "
+      f"= {fmt(need, 0)}/s → {verdict(cal.get('post', 0) >= need)}")
 w("")
 w("## Profile (JFR, scenario 1 at its sustainable rate)")
 w("")

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Ledgerline Transfers benchmark (issue 7): one command, from the repository root:
 #
-#     bench/run.sh            # full run (~20 min), rewrites BENCHMARKS.md and bench/latency.png
+#     bench/run.sh            # full run (~25 min), rewrites BENCHMARKS.md and bench/latency.png
 #     QUICK=1 bench/run.sh    # smoke test: tiny rates and 2 s steps, writes bench/out/ only
 #
-# What it does: packages the service, builds bench/driver, creates the scratch databases ledgerline_bench
+# What it does: packages the service, builds bench/driver, calibrates the load generator against a static
+# responder (its own limit, so that no service figure near it is taken for the service's), creates the scratch databases ledgerline_bench
 # (service) and ledgerline_bench_pg (pgbench) on the MACHINE's PostgreSQL (127.0.0.1:5432, user postgres),
 # uses the MACHINE's Redis (127.0.0.1:6379) in logical db 5 only (FLUSHDB 5, never FLUSHALL), measures the
 # database limit with pgbench (the service's own INSERT / CLAIM / FENCE with the schema's triggers), starts
@@ -12,7 +13,8 @@
 # scenario's sustainable rate with an open-model driver and measures it at that rate and at 50 % of it,
 # profiles scenario 1 once with JFR, then runs scenario 5 on a second instance pointed at a Redis port where
 # nothing listens (the database-only path; the machine's Redis is never stopped). Always cleans up: stops
-# every process it started, drops both scratch databases, FLUSHDB 5.
+# every process it started, drops both scratch databases, FLUSHDB 5. Scenario 2 is cross-checked with wrk and set
+# against redis-benchmark GET throughput on the same Redis in the same run.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,24 +26,30 @@ JAVA=$JAVA_HOME/bin/java
 JFR_TOOL=${JFR_TOOL:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr}   # 'jfr view' needs JDK 21+
 PGHOST=127.0.0.1; PGPORT=5432; PGUSER=postgres
 export PGHOST PGPORT PGUSER
-DB=ledgerline_bench
-PGB_DB=ledgerline_bench_pg
-REDIS_DB=5
+DB=${BENCH_DB:-ledgerline_bench}
+PGB_DB=${BENCH_PG_DB:-ledgerline_bench_pg}
+REDIS_DB=${BENCH_REDIS_DB:-5}
 SVC_PORT=${SVC_PORT:-18080}
 SVC2_PORT=${SVC2_PORT:-18081}
 PROVIDER_PORT=${PROVIDER_PORT:-18090}
+STATIC_PORT=${STATIC_PORT:-18091}    # the calibration target (Driver static)
+DRIVER_PORT=${DRIVER_PORT:-18092}    # the long-lived driver's control port (Driver serve)
 DEAD_REDIS_PORT=${DEAD_REDIS_PORT:-16399}
+# keep-alive connections the driver may open; wrk and redis-benchmark use the same number (-c)
+CONNS=${CONNS:-32}
 POOL=20   # quarkus.datasource.reactive.max-size (application.properties): pgbench runs at the same concurrency
 
 if [ "$QUICK" = 1 ]; then
-  STEP_S=2; MEASURE_S=3; PGB_S=3; WARM_S=3; SEED=200; PROFILE_S=3
+  STEP_S=2; MEASURE_S=3; PGB_S=3; WARM_S=3; SEED=200; PROFILE_S=3; WRK_S=3; REDIS_N=50000
   RATES_NEW="50 100"; RATES_REPLAY="100 200"; RATES_POLL="100 200"; RATES_MIX="50 100"
+  RATES_CAL="1000 3000 6000"
 else
-  STEP_S=6; MEASURE_S=15; PGB_S=20; WARM_S=20; SEED=2000; PROFILE_S=15
-  RATES_NEW="100 200 300 450 600 750 900 1100 1300 1500 2000"
-  RATES_REPLAY="500 1000 2000 3000 3500 4000 4500 5500 6500 8000 10000"
-  RATES_POLL="500 1000 2000 3000 3500 4000 4500 5500 6500 8000 10000"
-  RATES_MIX="100 200 300 450 600 750 900 1100 1300 1500 2000"
+  STEP_S=6; MEASURE_S=15; PGB_S=20; WARM_S=20; SEED=2000; PROFILE_S=15; WRK_S=15; REDIS_N=500000
+  RATES_NEW="100 200 300 450 600 750 900 1100 1300 1500 1700 2000 2500"
+  RATES_REPLAY="500 1000 2000 3000 4000 5000 6500 8000 10000 12000 14000 17000 20000 25000"
+  RATES_POLL="500 1000 2000 3000 4000 5000 6500 8000 10000 12000 14000 17000 20000 25000"
+  RATES_MIX="100 200 300 450 600 750 900 1100 1300 1500 1700 2000 2500"
+  RATES_CAL="2000 4000 6000 8000 10000 13000 16000 20000 25000 30000 40000"
 fi
 
 mkdir -p "$OUT"
@@ -71,9 +79,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT
 
-for port in $SVC_PORT $SVC2_PORT $PROVIDER_PORT $DEAD_REDIS_PORT; do
+for port in $SVC_PORT $SVC2_PORT $PROVIDER_PORT $STATIC_PORT $DRIVER_PORT $DEAD_REDIS_PORT; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
-    echo "port $port is in use; set SVC_PORT/SVC2_PORT/PROVIDER_PORT/DEAD_REDIS_PORT" >&2; exit 1
+    echo "port $port is in use; set SVC_PORT/SVC2_PORT/PROVIDER_PORT/STATIC_PORT/DRIVER_PORT/DEAD_REDIS_PORT" >&2; exit 1
   fi
 done
 
@@ -87,8 +95,15 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "building the driver: ./mvnw -B -q -f bench/driver/pom.xml package"
   ./mvnw -B -q -f bench/driver/pom.xml package
 fi
-# C1 only: the driver is a fresh JVM for every step, and C2 compiling it would take CPU from the service it measures
-DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
+command -v wrk >/dev/null || { echo "wrk is missing (Debian: apt-get install -y wrk); the cross-check needs it" >&2; exit 1; }
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark is missing (Debian: redis-tools)" >&2; exit 1; }
+DRIVER_CP="$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*"
+# C1 only for the short-lived helpers (keys, token, seed, chart): they run once and C2 would only cost CPU
+DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
+# the load generator, the provider stand-in and the static responder live through the run: C2 compiles their hot
+# paths once. A fresh C1-only driver JVM per step spent 300-400 µs of CPU per request at 1,000/s against the static
+# responder; the long-lived one spends well under 100 (the calibration steps report driverUsPerRequest)
+LONG_JVM=("$JAVA" -Xmx512m -XX:+UseSerialGC -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"
 
 # ---------------------------------------------------------------- a quiet machine first
@@ -132,9 +147,16 @@ rm -f "$OUT/pgbench.jsonl"
 pgbench_limit start
 PGB_TPS=$(jq -r .tps "$OUT/pgbench.jsonl")
 
-# ---------------------------------------------------------------- provider stand-in and service
-"${DRIVER[@]}" provider "$PROVIDER_PORT" > "$OUT/provider.log" 2>&1 &
+# ---------------------------------------------------------------- provider stand-in, load generator and service
+"${LONG_JVM[@]}" provider "$PROVIDER_PORT" > "$OUT/provider.log" 2>&1 &
+PROVIDER_PID=$!
+PIDS+=($PROVIDER_PID)
+"${LONG_JVM[@]}" serve "$DRIVER_PORT" > "$OUT/driver.log" 2>&1 &
 PIDS+=($!)
+for _ in $(seq 1 120); do
+  (exec 3<>/dev/tcp/127.0.0.1/$DRIVER_PORT) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$PROVIDER_PORT) 2>/dev/null && break
+  sleep 0.5
+done
 
 start_service() { # port redis-url log [extra jvm args...]
   local port=$1 redis=$2 logf=$3; shift 3
@@ -169,37 +191,45 @@ stop_pid() {
 provider_dups() { curl -fsS "http://127.0.0.1:$PROVIDER_PORT/provider/stats" | jq -r .duplicateExecutions; }
 
 # load SCENARIO RATE SECONDS LABEL PORT [hgrm] -> one JSON line on stdout (with sent/s and duplicates added)
-# CPU accounting around each driver run (jiffies from /proc): the service's JVM, every postgres process, the Redis
-# server, and the whole machine's busy time; "other" (machine busy minus those three) is mostly the driver and the
-# provider stand-in. Spans the driver's whole run: its JVM start-up, 2 s unrecorded warm-up and the measured window.
+# CPU accounting around each load (jiffies from /proc): the service's JVM, every postgres process, the Redis server,
+# the provider stand-in and the whole machine's busy time, over the load's whole call (its 2 s unrecorded warm-up and
+# the measured window); the driver reports its own process CPU over the measured window; "other" is the machine's
+# busy time minus all of those (other helpers' builds, the kernel's share not charged to a process).
 CLK_TCK=$(getconf CLK_TCK)
 REDIS_PID=$(pgrep -x redis-server | head -1 || true)
 proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 pg_ticks() { local t=0 p; for p in $(pgrep -x postgres); do t=$(( t + $(proc_ticks "$p") )); done; echo "$t"; }
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-cpu_snapshot() { echo "$(proc_ticks "${SVC_PID:-0}") $(pg_ticks) $(proc_ticks "${REDIS_PID:-0}") $(busy_ticks) $(date +%s%N)"; }
+cpu_snapshot() { echo "$(proc_ticks "${SVC_PID:-0}") $(pg_ticks) $(proc_ticks "${REDIS_PID:-0}") $(busy_ticks) $(date +%s%N) $(proc_ticks "$PROVIDER_PID")"; }
+
+# drive OPTION... -> one load by the long-lived driver (Driver serve), its JSON line on stdout
+drive() {
+  printf '%s\n' "$@" | curl -sS --fail-with-body --max-time 900 --data-binary @- "http://127.0.0.1:$DRIVER_PORT/load"
+}
 
 run_load() {
   local scenario=$1 rate=$2 secs=$3 label=$4 port=$5 hgrm=${6:-}
   local json sent cpu_before cpu_after
   cpu_before=$(cpu_snapshot)
-  json=$("${DRIVER[@]}" load --url="http://127.0.0.1:$port" --key="$OUT/keys/private.pk8" --scenario="$scenario" \
+  json=$(drive --url="http://127.0.0.1:$port" --key="$OUT/keys/private.pk8" --scenario="$scenario" \
     --rate="$rate" --duration="$secs" --prefix="$label-$rate-$RANDOM$RANDOM" --seed-prefix=seed --seed-count="$SEED" \
-    --ids="$OUT/seed-ids.txt" --label="$label" ${hgrm:+--hgrm="$hgrm"})
+    --ids="${IDS_FILE:-$OUT/seed-ids.txt}" --label="$label" --connections="$CONNS" ${hgrm:+--hgrm="$hgrm"})
   cpu_after=$(cpu_snapshot)
   json=$(echo "$json" | jq -c --arg b "$cpu_before" --arg a "$cpu_after" --argjson hz "$CLK_TCK" '
     ($b | split(" ") | map(tonumber)) as $x | ($a | split(" ") | map(tonumber)) as $y |
     (($y[4] - $x[4]) / 1e9) as $wall | (.requests + .warmup * .offered) as $sentReqs |
     . + {cpu: {wallS: $wall, service: (($y[0] - $x[0]) / $hz / $wall), postgres: (($y[1] - $x[1]) / $hz / $wall),
                redis: (($y[2] - $x[2]) / $hz / $wall), machine: (($y[3] - $x[3]) / $hz / $wall),
+               provider: (($y[5] - $x[5]) / $hz / $wall), driver: .driverCores,
                serviceUsPerRequest: (($y[0] - $x[0]) / $hz * 1e6 / $sentReqs),
                postgresUsPerRequest: (($y[1] - $x[1]) / $hz * 1e6 / $sentReqs)}}
-    | .cpu.other = (.cpu.machine - .cpu.service - .cpu.postgres - .cpu.redis)')
+    | .cpu.other = (.cpu.machine - .cpu.service - .cpu.postgres - .cpu.redis - .cpu.provider - .cpu.driver)')
   # the window is the driver's own: from its first scheduled request to its last answer (the driver's JVM
   # start-up is outside it), with the transfers that reached 'sent' in it counted by PostgreSQL
   local start_ms end_ms window
   start_ms=$(echo "$json" | jq -r .startEpochMs); end_ms=$(echo "$json" | jq -r .endEpochMs)
-  sent=$(psql_q "select count(*) from transfer_events where to_status = 'sent'
+  sent=0   # the static responder (calibration) creates nothing, and the service's schema may not exist yet
+  [ "$port" = "$STATIC_PORT" ] || sent=$(psql_q "select count(*) from transfer_events where to_status = 'sent'
                    and at >= to_timestamp($start_ms / 1000.0) and at < to_timestamp($end_ms / 1000.0)")
   window=$(echo "$start_ms $end_ms" | awk '{printf "%.3f", ($2 - $1) / 1000}')
   echo "$json" | jq -c --argjson sent "$sent" --argjson window "$window" --argjson dups "$(provider_dups)" \
@@ -210,23 +240,28 @@ run_load() {
 
 # A step held when: no errors, >= 97 % of the offered rate achieved, p50 <= 50 ms and p99 <= 1 s (an overloaded
 # open-model step queues, so its median climbs; the p99 bound is loose because a shared, busy machine adds
-# scheduling spikes of hundreds of ms that are not the service's capacity), and for new transfers sent/s keeps up.
+# scheduling spikes of hundreds of ms that are not the service's capacity), and for new transfers sent/s keeps up
+# (not asked of the calibration, whose responder sends nothing anywhere).
 sustainable() {
   echo "$1" | jq -e '(.errors == 0) and (.achieved >= 0.97 * .offered) and (.p50 <= 50) and (.p99 <= 1000)
-                     and (if .scenario == "new" then .sentPerSec >= 0.9 * .achieved else true end)' >/dev/null
+                     and (if .scenario == "new" and (.label | startswith("step-cal") | not)
+                          then .sentPerSec >= 0.9 * .achieved else true end)' >/dev/null
 }
 
-# search SCENARIO "RATES" PORT NAME -> sets BEST
+# search SCENARIO "RATES" PORT NAME -> sets BEST, CAL_TOP=true when even the last rate held, and FIRST_ACHIEVED
+# (the first step's achieved rate)
 search() {
   local scenario=$1 rates=$2 port=$3 name=$4 json
-  BEST=0
+  BEST=0; CAL_TOP=false; FIRST_ACHIEVED=
   for rate in $rates; do
     json=$(run_load "$scenario" "$rate" "$STEP_S" "step-$name" "$port")
     echo "$json" | jq -c --arg n "$name" '. + {name: $n, phase: "step"}' >> "$OUT/steps.jsonl"
     log "  step $name @ $rate/s: $(echo "$json" | jq -c '{achieved, errors, p50, p99, sentPerSec, loadavg, cpu}')"
+    [ -n "$FIRST_ACHIEVED" ] || FIRST_ACHIEVED=$(echo "$json" | jq -r '.achieved | floor')
     if sustainable "$json"; then BEST=$rate; else break; fi
     sleep 1
   done
+  [ "$BEST" = "$(echo "$rates" | awk '{print $NF}')" ] && CAL_TOP=true
   if [ "$BEST" = 0 ]; then BEST=$(echo "$rates" | awk '{print $1}'); log "  $name: even the first step failed; measuring at $BEST/s anyway"; fi
 }
 
@@ -245,6 +280,42 @@ measure() { # scenario port name
   sleep 2
 }
 
+# wrk_run LABEL URL -> OUT/wrk-LABEL.json: wrk (closed loop, one thread, CONNS connections, WRK_S s) sending the
+# driver's replay requests (OUT/replay.lua), with the CPU of the service, PostgreSQL, Redis and wrk itself
+wrk_run() {
+  local label=$1 url=$2 before after wrk_cpu
+  sample_load "wrk-$label"
+  before=$(cpu_snapshot)
+  /usr/bin/time -f '%U %S' -o "$OUT/wrk-$label.time" \
+    wrk -t1 -c"$CONNS" -d"${WRK_S}s" --timeout 10s -s "$OUT/replay.lua" "$url" > "$OUT/wrk-$label.txt" 2>&1
+  after=$(cpu_snapshot)
+  wrk_cpu=$(awk '{print $1 + $2}' "$OUT/wrk-$label.time")
+  grep '^WRKJSON ' "$OUT/wrk-$label.txt" | cut -d' ' -f2- | jq -c --arg b "$before" --arg a "$after" --argjson hz "$CLK_TCK" \
+    --arg l "$label" --argjson wc "$wrk_cpu" --argjson c "$CONNS" --arg load "$(load_now)" '
+    ($b | split(" ") | map(tonumber)) as $x | ($a | split(" ") | map(tonumber)) as $y | (($y[4] - $x[4]) / 1e9) as $wall |
+    . + {label: $l, connections: $c, loadavg: $load, cpu: {wrk: ($wc / $wall), service: (($y[0] - $x[0]) / $hz / $wall),
+         redis: (($y[2] - $x[2]) / $hz / $wall), machine: (($y[3] - $x[3]) / $hz / $wall),
+         wrkUsPerRequest: ($wc * 1e6 / .requests), serviceUsPerRequest: (($y[0] - $x[0]) / $hz * 1e6 / .requests)}}' \
+    > "$OUT/wrk-$label.json"
+  log "  wrk $label: $(jq -c '{rps, p50, p99, socketErrors, non2xx3xx, cpu}' "$OUT/wrk-$label.json")"
+}
+
+# redis_get_limit -> OUT/redis-benchmark.json: GET throughput of the machine's Redis, in the service's logical db,
+# CONNS connections, no pipelining, values the size of the service's completed idempotency entries
+redis_get_limit() {
+  local size
+  size=$(redis-cli -n "$REDIS_DB" scan 0 match 'idem:v1:*' count 1000 | tail -n +2 | sed -n 1,50p \
+    | while read -r k; do redis-cli -n "$REDIS_DB" strlen "$k"; done | awk '{t += $1; n++} END {print n ? int(t / n) : 3}')
+  sample_load redis-benchmark
+  redis-benchmark -h 127.0.0.1 -p 6379 --dbnum "$REDIS_DB" -t set,get -d "$size" -c "$CONNS" -P 1 -n "$REDIS_N" --csv \
+    > "$OUT/redis-benchmark.csv" 2>&1
+  redis-cli -n "$REDIS_DB" unlink key:__rand_int__ >/dev/null   # redis-benchmark's own key; nothing of the service's
+  awk -F, -v size="$size" -v c="$CONNS" -v db="$REDIS_DB" -v ld="$(load_now)" '/^"GET/ {gsub(/"/, "");
+    print "{\"rps\":" $2 ",\"p50\":" $5 ",\"p99\":" $7 ",\"valueBytes\":" size ",\"connections\":" c ",\"db\":" db ",\"loadavg\":\"" ld "\"}"}' \
+    "$OUT/redis-benchmark.csv" > "$OUT/redis-benchmark.json"
+  log "  redis-benchmark GET (-c $CONNS -P 1 -d $size, db $REDIS_DB): $(cat "$OUT/redis-benchmark.json")"
+}
+
 wait_all_final() { # seconds: until no transfer is pending/processing/reconciling
   for _ in $(seq 1 $(( $1 * 2 ))); do
     [ "$(psql_q "select count(*) from transfers where status not in ('sent','failed')")" = 0 ] && return 0
@@ -252,6 +323,39 @@ wait_all_final() { # seconds: until no transfer is pending/processing/reconcilin
   done
   log "  warning: $(psql_q "select count(*) from transfers where status not in ('sent','failed')") transfers not final yet"
 }
+
+# ---------------------------------------------------------------- calibration: the load generator's own limit
+# The same driver, the same requests (POST with the JSON body, bearer token and an Idempotency-Key; GET by id), the
+# same keep-alive connections, against a responder that answers a fixed transfer at once. Its sustainable rate
+# (the criterion of every scenario) is the most the driver can claim for anything on this machine; a service result
+# above a third of it is marked driver-bound in the report.
+"${LONG_JVM[@]}" static "$STATIC_PORT" seed- > "$OUT/static.log" 2>&1 &
+STATIC_PID=$!
+PIDS+=($STATIC_PID)
+for _ in $(seq 1 120); do (exec 3<>/dev/tcp/127.0.0.1/$STATIC_PORT) 2>/dev/null && break; sleep 0.5; done
+echo 00000000-0000-4000-8000-000000000000 > "$OUT/calibration-ids.txt"
+log "calibration: the driver's own limit against a static responder on $STATIC_PORT (fixed $(curl -fsS -X POST \
+  "http://127.0.0.1:$STATIC_PORT/v1/transfers" | wc -c)-byte transfer, $CONNS connections)"
+# the driver's JVM compiles its hot path here, before anything is measured
+run_load new "$(echo "$RATES_CAL" | awk '{print $2}')" $(( WARM_S / 2 + 2 )) warm-driver "$STATIC_PORT" >> "$OUT/warmup.jsonl"
+IDS_FILE=$OUT/calibration-ids.txt
+# when even the first step fails, what it achieved is the honest figure (search's fallback is for the scenarios)
+calibrate() { # scenario name -> sets CAL, CAL_AT_TOP
+  search "$1" "$RATES_CAL" "$STATIC_PORT" "$2"
+  CAL=$BEST; CAL_AT_TOP=$CAL_TOP
+  local first
+  first=$(jq -s -c --arg n "$2" '[.[] | select(.name == $n)][0]' "$OUT/steps.jsonl")
+  [ "$(echo "$first" | jq -r '.offered | floor')" = "$BEST" ] && ! sustainable "$first" && CAL=$FIRST_ACHIEVED
+  return 0
+}
+calibrate new cal-post; CAL_POST=$CAL; CAL_POST_TOP=$CAL_AT_TOP
+calibrate poll cal-get; CAL_GET=$CAL; CAL_GET_TOP=$CAL_AT_TOP
+unset IDS_FILE
+"${DRIVER[@]}" wrk-script "$OUT/keys/private.pk8" "$OUT/replay.lua" seed "$SEED"
+wrk_run static "http://127.0.0.1:$STATIC_PORT"
+stop_pid "$STATIC_PID"
+echo "{\"post\":$CAL_POST,\"postAtTop\":$CAL_POST_TOP,\"get\":$CAL_GET,\"getAtTop\":$CAL_GET_TOP,\"connections\":$CONNS}" > "$OUT/calibration.json"
+log "calibration: POST $CAL_POST/s, GET $CAL_GET/s sustained (highest step tried: $(echo "$RATES_CAL" | awk '{print $NF}')/s); wrk POST (closed loop): $(jq -r .rps "$OUT/wrk-static.json")/s"
 
 log "starting the packaged service (prod profile) on $SVC_PORT, Redis db $REDIS_DB, provider stand-in on $PROVIDER_PORT"
 start_service "$SVC_PORT" "redis://127.0.0.1:6379/$REDIS_DB" "$OUT/service.log"
@@ -271,6 +375,9 @@ log "scenario 1: new transfers, unique keys"
 search new "$RATES_NEW" "$SVC_PORT" s1-new; measure new "$SVC_PORT" s1-new; wait_all_final 30
 log "scenario 2: replays of completed keys"
 search replay "$RATES_REPLAY" "$SVC_PORT" s2-replay; measure replay "$SVC_PORT" s2-replay
+log "scenario 2 cross-checks: the same replays with wrk, and redis-benchmark GET on the same Redis"
+wrk_run replay "http://127.0.0.1:$SVC_PORT"
+redis_get_limit
 log "scenario 3: mix 80 % new / 15 % replays / 5 % polls"
 search mix "$RATES_MIX" "$SVC_PORT" s3-mix; measure mix "$SVC_PORT" s3-mix; wait_all_final 30
 log "scenario 4: status polling"

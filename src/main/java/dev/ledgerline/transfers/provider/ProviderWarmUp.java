@@ -6,6 +6,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
@@ -22,16 +23,14 @@ import java.time.Duration;
  *
  * <p>It never calls the provider: {@link #guarded()} is a local no-op with the same annotations as
  * {@link ProviderClient#send}, so what stays for the first real send is building its own guard from classes
- * already loaded.
+ * already loaded. It runs before the scheduler starts (priority 0), whose first sweep may send.
  */
 @ApplicationScoped
 public class ProviderWarmUp {
 
     private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
-    /** Before the scheduler starts the sweeper, whose first reconciliation may send (its observer has priority 0). */
-    static final int WARM_UP_PRIORITY = -1;
 
-    void warm(@Observes @Priority(WARM_UP_PRIORITY) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
+    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
         ClientProxy.unwrap(client);
         ClientProxy.unwrap(rest);
         try {

@@ -7,6 +7,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.stream.IntStream;
  * thread. Left to the first request, the pool is created lazily on an event-loop thread, and its first
  * connections load the client's classes (pool, SCRAM, the extended-query codec) there: hundreds of
  * milliseconds of class loading in the middle of request handling. Connections opened later only wait for I/O.
+ * It runs before the scheduler starts (priority 0), or the first sweep could still find the pool unbuilt.
  */
 @ApplicationScoped
 class PoolWarmUp {
@@ -25,13 +27,8 @@ class PoolWarmUp {
     private static final Logger LOG = Logger.getLogger(PoolWarmUp.class);
     /** Enough concurrent statements that more than one connection is opened, far below the pool's size. */
     static final int CONNECTIONS = 4;
-    /**
-     * Before the scheduler starts its jobs (its start-up observer has priority 0): otherwise the sweeper's or the
-     * backlog's first run, one second later, can still find the pool unbuilt while a loaded machine warms it up.
-     */
-    static final int WARM_UP_PRIORITY = -1;
 
-    void warm(@Observes @Priority(WARM_UP_PRIORITY) StartupEvent start, Pool pool) {
+    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, Pool pool) {
         List<Uni<Integer>> statements = IntStream.range(0, CONNECTIONS)
                 .mapToObj(i -> pool.preparedQuery("SELECT $1::int").execute(Tuple.of(i)).map(rows -> rows.size()))
                 .toList();

@@ -11,8 +11,10 @@ import dev.ledgerline.transfers.transfer.NewTransfer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -34,6 +36,8 @@ import java.util.UUID;
  * for up to the retention. Redis keys therefore carry {@code ledgerline.idempotency.generation}: after a restore,
  * raising it retires every entry at once (README "Idempotency policy").
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class IdempotencyService {
 

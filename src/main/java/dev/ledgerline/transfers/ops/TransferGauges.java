@@ -2,12 +2,14 @@ package dev.ledgerline.transfers.ops;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import jakarta.interceptor.Interceptor;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -18,6 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * which the partial indexes cover. Finished transfers are counted as they finish
  * ({@code ledgerline_transfers_finished_total}), not by scanning the table.
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class TransferGauges {
 

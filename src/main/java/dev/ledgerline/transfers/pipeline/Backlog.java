@@ -3,11 +3,13 @@ package dev.ledgerline.transfers.pipeline;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -23,6 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * read. The count stops at the bound plus one, so it costs the same however deep the backlog is. When the
  * database cannot answer, the last count stands (requests then fail on their own statements anyway).
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class Backlog {
 

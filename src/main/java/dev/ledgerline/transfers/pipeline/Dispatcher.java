@@ -4,8 +4,10 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -24,6 +26,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code max-in-flight} less {@code accept-reserve}, so a drain of a large backlog never takes the last
  * slots from the transfers being accepted right now. Once stopped (shutdown), nothing new starts here.
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class Dispatcher {
 

@@ -3,12 +3,16 @@ package dev.ledgerline.transfers.pipeline;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import jakarta.interceptor.Interceptor;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 
 /** What the pipeline reports when a transfer reaches a final status: how many, and how long it took end to end. */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class PipelineMetrics {
 

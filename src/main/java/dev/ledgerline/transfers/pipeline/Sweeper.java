@@ -9,12 +9,14 @@ import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -40,6 +42,8 @@ import java.util.function.Function;
  * being resent again. One item's failure never
  * cancels the rest of a sweep.
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class Sweeper {
 

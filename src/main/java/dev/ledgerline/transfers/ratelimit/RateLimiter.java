@@ -6,9 +6,11 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.Fingerprint;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.util.Map;
@@ -21,6 +23,8 @@ import java.util.Map;
  * error for the client. Called first in the resource methods, after authentication and authorisation,
  * so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class RateLimiter {
 

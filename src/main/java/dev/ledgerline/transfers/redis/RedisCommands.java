@@ -4,11 +4,13 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import jakarta.interceptor.Interceptor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -23,6 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * 2 s, one successful trial), at a fraction of their per-call cost — except that a timeout while Redis keeps
  * answering other commands is this process being late (CPU saturated), not Redis failing, and does not count.
  */
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class RedisCommands {
 

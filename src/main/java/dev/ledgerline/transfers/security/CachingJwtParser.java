@@ -3,12 +3,14 @@ package dev.ledgerline.transfers.security;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
+import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /**
@@ -24,6 +26,8 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  */
 @Alternative
 @Priority(1)
+// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 @ApplicationScoped
 public class CachingJwtParser extends DefaultJWTParser {
 

@@ -8,17 +8,18 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Runs after the whole {@code @QuarkusTest} suite (integration-test phase) and fails if Vert.x reported
- * a blocked event loop or worker thread at any moment of it: nothing on the request path may block.
+ * a blocked event loop or worker thread at any moment of it, with the stack Vert.x printed for each report.
  *
  * <p>It sees what Vert.x reports, and the test profile keeps Vert.x's default threshold: an event-loop task
- * of 2 s or more. Shorter blocks pass unseen. With the threshold at 100 ms the suite's log shows blocks of up
- * to about 0.8 s on a loaded machine, mostly the first use of the provider REST client and of a PostgreSQL
- * connection on the event loop; lowering it belongs with removing those.
+ * of 2 s or more. The first-use work that crossed 100 ms (the PostgreSQL pool, the provider REST client and
+ * its fault tolerance, the request path's beans) is now done at start-up, but on a machine loaded to 15 runnable
+ * threads per core even a socket write or a {@code Tuple.of} shows up above 100 ms, so lowering the threshold
+ * is left to a quieter CI machine: set {@code %test.quarkus.vertx.max-event-loop-execute-time=100ms} and
+ * {@code %test.quarkus.vertx.warning-exception-time=50ms} (the check interval too) to see them.
  */
 class NoBlockedEventLoopIT {
 
@@ -31,21 +32,16 @@ class NoBlockedEventLoopIT {
             logs = files.filter(p -> p.getFileName().toString().startsWith("quarkus-test.log")).toList();
         }
         assertTrue(!logs.isEmpty(), "the test suite writes its log to target/quarkus-test.log; run ./mvnw verify");
-        List<String> started = new ArrayList<>();
+        boolean started = false;
         List<String> blocked = new ArrayList<>();
         for (Path log : logs) {
             try (var lines = Files.lines(log)) {
-                lines.forEach(line -> {
-                    if (line.contains("Profile test activated")) {
-                        started.add(line);
-                    }
-                    if (line.contains("has been blocked for")) {
-                        blocked.add(line);
-                    }
-                });
+                started |= lines.anyMatch(line -> line.contains("Profile test activated"));
             }
+            blocked.addAll(BlockedThreadReports.in(log));
         }
-        assertTrue(!started.isEmpty(), "the log must cover the @QuarkusTest runs it is meant to check");
-        assertEquals(List.of(), blocked, "Vert.x reported blocked threads");
+        assertTrue(started, "the log must cover the @QuarkusTest runs it is meant to check");
+        assertTrue(blocked.isEmpty(), "Vert.x reported " + blocked.size() + " blocked-thread report(s) in "
+                + logs + ":\n" + String.join("\n\n", blocked));
     }
 }

@@ -1,0 +1,51 @@
+package dev.ledgerline.transfers.provider;
+
+import io.quarkus.arc.ClientProxy;
+import io.quarkus.runtime.StartupEvent;
+import io.smallrye.mutiny.Uni;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
+import org.eclipse.microprofile.faulttolerance.Bulkhead;
+import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
+import org.eclipse.microprofile.faulttolerance.Timeout;
+import org.eclipse.microprofile.rest.client.inject.RestClient;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+
+/**
+ * Does at start-up, on the start-up thread, what the first send would otherwise do on an event-loop thread:
+ * create {@link ProviderClient} and the REST client under it (client builder, TLS and filter set-up), and load
+ * SmallRye Fault Tolerance's classes for a guarded {@code Uni} method. Without it the first send of each
+ * instance spent up to seconds in class loading on the event loop, stalling every request that loop serves.
+ *
+ * <p>It never calls the provider: {@link #guarded()} is a local no-op with the same annotations as
+ * {@link ProviderClient#send}, so what stays for the first real send is building its own guard from classes
+ * already loaded. It runs before the scheduler starts (priority 0), whose first sweep may send.
+ */
+@ApplicationScoped
+public class ProviderWarmUp {
+
+    private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
+
+    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
+        ClientProxy.unwrap(client);
+        ClientProxy.unwrap(rest);
+        try {
+            // blocking-ok: the start-up thread, never an event loop; the service is not serving yet
+            guarded().await().atMost(Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+            LOG.warnf("step=warm-up fault tolerance did not warm up at start-up, the first send will: %s", e.toString());
+        }
+    }
+
+    /** Goes through the fault-tolerance interceptor as {@link ProviderClient#send} does, and does nothing. */
+    @Timeout(5000)
+    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 5000, successThreshold = 2)
+    @Bulkhead(value = 64, waitingTaskQueue = 256)
+    Uni<Void> guarded() {
+        return Uni.createFrom().voidItem();
+    }
+}

@@ -1,0 +1,42 @@
+package dev.ledgerline.transfers.transfer;
+
+import io.quarkus.runtime.StartupEvent;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * Builds the reactive PostgreSQL pool and opens a few of its connections during start-up, on the start-up
+ * thread. Left to the first request, the pool is created lazily on an event-loop thread, and its first
+ * connections load the client's classes (pool, SCRAM, the extended-query codec) there: hundreds of
+ * milliseconds of class loading in the middle of request handling. Connections opened later only wait for I/O.
+ * It runs before the scheduler starts (priority 0), or the first sweep could still find the pool unbuilt.
+ */
+@ApplicationScoped
+class PoolWarmUp {
+
+    private static final Logger LOG = Logger.getLogger(PoolWarmUp.class);
+    /** Enough concurrent statements that more than one connection is opened, far below the pool's size. */
+    static final int CONNECTIONS = 4;
+
+    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, Pool pool) {
+        List<Uni<Integer>> statements = IntStream.range(0, CONNECTIONS)
+                .mapToObj(i -> pool.preparedQuery("SELECT $1::int").execute(Tuple.of(i)).map(rows -> rows.size()))
+                .toList();
+        try {
+            // blocking-ok: the start-up thread, never an event loop; the service is not serving yet
+            Uni.join().all(statements).andCollectFailures().await().atMost(Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+            LOG.warnf("step=warm-up could not open PostgreSQL connections at start-up, the first requests will: %s", e.toString());
+        }
+    }
+}

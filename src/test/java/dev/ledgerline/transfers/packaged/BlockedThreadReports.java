@@ -7,10 +7,15 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads Vert.x's blocked-thread reports out of a service log: each report's line and the top of the stack
- * Vert.x printed with it (it prints one once a block lasts {@code quarkus.vertx.warning-exception-time}).
+ * Reads Vert.x's blocked-thread reports out of a service log. The test profile and the packaged ITs' services
+ * run with {@code max-event-loop-execute-time=100ms} and {@code warning-exception-time=50ms}, so an event-loop
+ * task of 100 ms or more is reported, with its stack, within 50 ms of crossing the line.
  */
 final class BlockedThreadReports {
+
+    /** What the packaged ITs' services are started with (the test profile sets the same in application.properties). */
+    static final String MAX_EVENT_LOOP_EXECUTE_TIME = "100ms";
+    static final String WARNING_EXCEPTION_TIME = "50ms";
 
     private static final String REPORT = "has been blocked for";
     /** Frames shown per report: enough to see what the thread was doing, not the whole Netty loop below it. */

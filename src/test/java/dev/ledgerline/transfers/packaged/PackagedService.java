@@ -60,6 +60,8 @@ final class PackagedService implements AutoCloseable {
         env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
         env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", "http://127.0.0.1:9/nowhere");
         env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
+        env.put("QUARKUS_VERTX_MAX_EVENT_LOOP_EXECUTE_TIME", BlockedThreadReports.MAX_EVENT_LOOP_EXECUTE_TIME);
+        env.put("QUARKUS_VERTX_WARNING_EXCEPTION_TIME", BlockedThreadReports.WARNING_EXCEPTION_TIME);
         return env;
     }
 

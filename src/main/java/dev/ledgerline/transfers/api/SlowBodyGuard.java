@@ -66,15 +66,10 @@ public class SlowBodyGuard {
             rc.next();
             return;
         }
-        long timer = vertx.setTimer(timeoutMs, id -> {
-            if (!request.isEnded()) {
-                LOG.infof("closing a connection from %s: request body not complete after %d ms",
-                        request.remoteAddress(), timeoutMs);
-                drop(request);
-            }
-        });
+        long[] timer = {0};
+        timer[0] = arm(request, timer, timeoutMs, System.nanoTime(), true);
         rc.addEndHandler(done -> {
-            vertx.cancelTimer(timer);
+            vertx.cancelTimer(timer[0]);
             if (!request.isEnded()) {
                 // answered before the body was read (or fully sent): reading on would let the client keep the
                 // connection with a byte now and then, long after its answer
@@ -83,6 +78,26 @@ public class SlowBodyGuard {
             }
         });
         rc.next();
+    }
+
+    /**
+     * The deadline counts the client's time, not ours: a timer that fires late (its event loop was stalled, so the
+     * body may be sitting unread in the socket) is armed again for the part of the deadline the stall took away, once.
+     */
+    private long arm(HttpServerRequest request, long[] timer, long delayMs, long armedAt, boolean first) {
+        return vertx.setTimer(delayMs, id -> {
+            if (request.isEnded()) {
+                return;
+            }
+            long lateMs = (System.nanoTime() - armedAt) / 1_000_000 - delayMs;
+            if (first && lateMs > timeoutMs / 2) {
+                timer[0] = arm(request, timer, Math.min(lateMs, timeoutMs), System.nanoTime(), false);
+                return;
+            }
+            LOG.infof("closing a connection from %s: request body not complete after %d ms",
+                    request.remoteAddress(), timeoutMs);
+            drop(request);
+        });
     }
 
     static boolean announcesBody(HttpServerRequest request) {

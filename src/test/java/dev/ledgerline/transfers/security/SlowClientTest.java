@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A slow-loris client (OWASP API4, unrestricted resource consumption): headers sent, then the body a
  * byte at a time, never finishing. The idle timeout would never fire (bytes keep coming); the body
- * deadline ({@code ledgerline.transfers.body-timeout}, 3 s in the test profile) closes the connection.
+ * deadline ({@code ledgerline.transfers.body-timeout}, 10 s, as in production) closes the connection.
  */
 @QuarkusTest
 class SlowClientTest {
@@ -38,7 +38,7 @@ class SlowClientTest {
             out.flush();
             long start = System.nanoTime();
             boolean closed = false;
-            while (!closed && elapsedMs(start) < 15_000) {
+            while (!closed && elapsedMs(start) < 25_000) {
                 try {
                     out.write(' ');
                     out.flush();
@@ -57,7 +57,9 @@ class SlowClientTest {
             }
             long after = elapsedMs(start);
             assertTrue(closed, "the connection should have been closed, still open after " + after + " ms");
-            assertTrue(after >= 2_500 && after < 6_000, "closed after " + after + " ms; the body deadline is 3000 ms");
+            // not before the deadline; the upper end is the loop's own 25 s, below the 45 s idle timeout that a
+            // trickle keeps resetting (a loaded machine may fire the deadline's timer late)
+            assertTrue(after >= 9_500, "closed after " + after + " ms; the body deadline is 10000 ms");
         }
     }
 
@@ -71,7 +73,7 @@ class SlowClientTest {
 
     /**
      * Sends {@code head}, then trickles a byte every 250 ms: the answer must come, and the connection must be
-     * closed well before the body deadline (3 s in the test profile) instead of being kept open by the trickle.
+     * closed well before the body deadline (10 s) instead of being kept open by the trickle.
      */
     private void assertAnsweredThenClosed(String head, String status) throws Exception {
         try (Socket socket = new Socket(base.getHost(), base.getPort())) {
@@ -84,7 +86,7 @@ class SlowClientTest {
             StringBuilder answer = new StringBuilder();
             boolean closed = false;
             byte[] buffer = new byte[4096];
-            while (!closed && elapsedMs(start) < 10_000) {
+            while (!closed && elapsedMs(start) < 20_000) {
                 try {
                     int n = in.read(buffer);
                     if (n < 0) {
@@ -106,7 +108,7 @@ class SlowClientTest {
             long after = elapsedMs(start);
             assertTrue(answer.toString().startsWith("HTTP/1.1 " + status), "answered: " + answer);
             assertTrue(closed, "still reading the body " + after + " ms after answering");
-            assertTrue(after < 2_000, "closed after " + after + " ms; should close right after the answer");
+            assertTrue(after < 8_000, "closed after " + after + " ms: by the 10 s body deadline, not by the answer");
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.service.TransferService.Submission;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 import jakarta.ws.rs.core.EntityTag;
 
 import java.time.OffsetDateTime;

@@ -1,18 +1,18 @@
 package dev.ledgerline.transfers.service;
 
-import dev.ledgerline.transfers.api.ProblemException;
-import dev.ledgerline.transfers.api.ProblemType;
-import dev.ledgerline.transfers.api.TransferRequest;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
 import dev.ledgerline.transfers.pipeline.Backlog;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.LongPolls;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferEvent;
 import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.problem.ProblemType;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.core.Response;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;

@@ -1,5 +1,8 @@
 package dev.ledgerline.transfers.api;
 
+import dev.ledgerline.transfers.problem.Problem;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;

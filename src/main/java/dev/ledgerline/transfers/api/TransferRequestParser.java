@@ -8,6 +8,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.problem.Problem;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import java.nio.ByteBuffer;

@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferRequest;
+import jakarta.ws.rs.core.EntityTag;
 
 import java.time.OffsetDateTime;
 import java.util.UUID;
@@ -17,7 +19,12 @@ public record TransferView(UUID id, String status, long amount, String currency,
     }
 
     /** A strong validator: the version changes with every transition. */
-    static String etag(Transfer t) {
-        return "\"" + t.version() + "\"";
+    static EntityTag etag(Transfer t) {
+        return new EntityTag(Long.toString(t.version()));
+    }
+
+    /** The same validator as a client may send it back, marked weak. */
+    static EntityTag weakEtag(Transfer t) {
+        return new EntityTag(Long.toString(t.version()), true);
     }
 }

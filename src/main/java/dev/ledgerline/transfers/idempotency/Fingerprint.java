@@ -1,11 +1,7 @@
 package dev.ledgerline.transfers.idempotency;
 
-import dev.ledgerline.transfers.api.TransferRequest;
-
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import dev.ledgerline.transfers.hashing.Sha256;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 
 /**
  * SHA-256 over a canonical form of the validated request: fixed field order, normalised values
@@ -24,16 +20,7 @@ public final class Fingerprint {
         field(canonical, request.destination().iban());
         field(canonical, request.destination().name());
         field(canonical, request.description() == null ? "\u0000" : request.description());
-        return sha256(canonical.toString());
-    }
-
-    public static String sha256(String text) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
-        }
+        return Sha256.hex(canonical.toString());
     }
 
     private static void field(StringBuilder out, String value) {

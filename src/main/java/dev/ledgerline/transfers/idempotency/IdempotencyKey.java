@@ -1,7 +1,7 @@
 package dev.ledgerline.transfers.idempotency;
 
-import dev.ledgerline.transfers.api.ProblemException;
-import dev.ledgerline.transfers.api.ProblemType;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 
 /**
  * A parsed {@code Idempotency-Key} header: 1–255 printable ASCII characters, sent either as an RFC 8941

@@ -1,15 +1,15 @@
 package dev.ledgerline.transfers.idempotency;
 
-import dev.ledgerline.transfers.api.ProblemException;
-import dev.ledgerline.transfers.api.ProblemType;
-import dev.ledgerline.transfers.api.TransferRequest;
+import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
-import dev.ledgerline.transfers.pipeline.InstanceId;
-import dev.ledgerline.transfers.pipeline.RedisLock;
+import dev.ledgerline.transfers.hashing.Sha256;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.transfer.NewTransfer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -72,13 +72,13 @@ public class IdempotencyService {
 
     static String redisKey(int generation, String principal, IdempotencyKey key) {
         String prefix = generation == 1 ? "idem:v1:" : "idem:v1:g" + generation + ":";
-        return prefix + Fingerprint.sha256(principal.length() + ":" + principal + "|" + key.value());
+        return prefix + Sha256.hex(principal.length() + ":" + principal + "|" + key.value());
     }
 
     public Uni<Accepted> accept(String principal, IdempotencyKey key, TransferRequest request) {
         String fingerprint = Fingerprint.of(request);
         String redisKey = redisKey(config.idempotency().generation(), principal, key);
-        String marker = IdempotencyEntry.inFlight(RedisLock.newToken(), fingerprint).encode();
+        String marker = IdempotencyEntry.inFlight(markerToken(), fingerprint).encode();
         // one round trip: the key's entry if it has one, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
                 .onFailure().recoverWithItem(UNAVAILABLE)
@@ -187,6 +187,11 @@ public class IdempotencyService {
                 .onFailure().invoke(e -> LOG.debugf("transferId=%s step=idempotency could not cache the completed key: %s",
                         transfer.id(), e.toString()))
                 .onFailure().recoverWithNull();
+    }
+
+    /** Names our in-flight marker, so only this request's cleanup deletes it. */
+    private static String markerToken() {
+        return UUID.randomUUID().toString().replace("-", "");
     }
 
     private static String newProviderReference() {

@@ -1,18 +1,19 @@
 package dev.ledgerline.transfers.ops;
 
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import jakarta.interceptor.Interceptor;
-import java.time.Duration;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -25,19 +26,16 @@ import java.util.concurrent.atomic.AtomicLong;
 @ApplicationScoped
 public class TransferGauges {
 
-    enum Open { PENDING, PROCESSING, RECONCILING }
+    private static final Set<TransferStatus> OPEN = EnumSet.of(TransferStatus.PENDING, TransferStatus.PROCESSING,
+            TransferStatus.RECONCILING);
 
-    static final String OPEN = """
-            SELECT status, count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest
-              FROM transfers WHERE status IN ('pending', 'processing', 'reconciling') GROUP BY status""";
-
-    private final Pool pool;
-    private final Map<Open, AtomicLong> counts = new EnumMap<>(Open.class);
+    private final TransferRepository transfers;
+    private final Map<TransferStatus, AtomicLong> counts = new EnumMap<>(TransferStatus.class);
     private final AtomicLong oldestSeconds = new AtomicLong();
 
-    public TransferGauges(Pool pool, MeterRegistry metrics) {
-        this.pool = pool;
-        for (Open status : Open.values()) {
+    public TransferGauges(TransferRepository transfers, MeterRegistry metrics) {
+        this.transfers = transfers;
+        for (TransferStatus status : OPEN) {
             AtomicLong value = new AtomicLong();
             counts.put(status, value);
             Gauge.builder("ledgerline.transfers.open", value, AtomicLong::get)
@@ -51,14 +49,13 @@ public class TransferGauges {
     @Scheduled(every = "10s", delayed = "2s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-gauges")
     Uni<Void> refresh() {
-        return pool.query(OPEN).execute()
-                .ifNoItem().after(Duration.ofSeconds(5)).fail()
-                .invoke(rows -> {
-                    Map<Open, Long> seen = new EnumMap<>(Open.class);
+        return transfers.open()
+                .invoke(open -> {
+                    Map<TransferStatus, Long> seen = new EnumMap<>(TransferStatus.class);
                     double oldest = 0;
-                    for (Row row : rows) {
-                        seen.put(Open.valueOf(row.getString("status").toUpperCase()), row.getLong("n"));
-                        oldest = Math.max(oldest, row.getNumeric("oldest").doubleValue());
+                    for (TransferRepository.Open o : open) {
+                        seen.put(o.status(), o.count());
+                        oldest = Math.max(oldest, o.oldestSeconds());
                     }
                     counts.forEach((status, value) -> value.set(seen.getOrDefault(status, 0L)));
                     oldestSeconds.set((long) oldest);

@@ -1,18 +1,16 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -32,15 +30,13 @@ public class Backlog {
 
     private static final Logger LOG = Logger.getLogger(Backlog.class);
 
-    static final String COUNT_PENDING = "SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE status = 'pending' LIMIT $1) p";
-
-    private final Pool pool;
+    private final TransferRepository transfers;
     private final int maxPending;
     private final AtomicLong pending = new AtomicLong();
     private volatile boolean overloaded;
 
-    public Backlog(Pool pool, LedgerlineConfig config, MeterRegistry metrics) {
-        this.pool = pool;
+    public Backlog(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics) {
+        this.transfers = transfers;
         this.maxPending = config.overload().maxPending();
         Gauge.builder("ledgerline.overload.pending", pending, AtomicLong::get)
                 .description("Pending transfers across instances as last counted (stops at ledgerline.overload.max-pending + 1)")
@@ -61,10 +57,8 @@ public class Backlog {
         if (maxPending <= 0) {
             return Uni.createFrom().voidItem();
         }
-        return pool.preparedQuery(COUNT_PENDING).execute(Tuple.of(maxPending + 1))
-                .ifNoItem().after(Duration.ofSeconds(5)).fail()
-                .invoke(rows -> {
-                    long n = rows.iterator().next().getLong("n");
+        return transfers.countPending(maxPending + 1L)
+                .invoke(n -> {
                     pending.set(n);
                     boolean now = n > maxPending;
                     if (now != overloaded) {

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.provider.LookupResult;
 import dev.ledgerline.transfers.provider.PaymentProvider;

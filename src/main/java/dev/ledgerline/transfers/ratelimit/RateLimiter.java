@@ -1,9 +1,9 @@
 package dev.ledgerline.transfers.ratelimit;
 
-import dev.ledgerline.transfers.api.ProblemException;
-import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
-import dev.ledgerline.transfers.idempotency.Fingerprint;
+import dev.ledgerline.transfers.hashing.Sha256;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -122,7 +122,7 @@ public class RateLimiter {
 
     /** Redis key of a principal's bucket: hashed, so client input never shapes the key space. */
     static String redisKey(String principal, Kind kind) {
-        return "rl:v1:" + kind.tag + ":" + Fingerprint.sha256(principal.length() + ":" + principal);
+        return "rl:v1:" + kind.tag + ":" + Sha256.hex(principal.length() + ":" + principal);
     }
 
     private static long waitMicros(Response r) {

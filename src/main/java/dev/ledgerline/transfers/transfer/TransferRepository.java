@@ -147,6 +147,14 @@ public class TransferRepository {
              ORDER BY updated_at, id
              LIMIT $5""";
 
+    /** Pending rows across instances, counted up to {@code $1} only, so the count costs the same however deep the backlog. */
+    static final String COUNT_PENDING = "SELECT count(*) AS n FROM (SELECT 1 FROM transfers WHERE status = 'pending' LIMIT $1) p";
+
+    /** Open transfers by status and the age of the oldest; only non-terminal rows, which the partial indexes cover. */
+    static final String OPEN = """
+            SELECT status, count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest
+              FROM transfers WHERE status IN ('pending', 'processing', 'reconciling') GROUP BY status""";
+
     static final String EVENTS = """
             SELECT version, from_status, to_status, actor, reason, at
               FROM transfer_events WHERE transfer_id = $1 ORDER BY version""";
@@ -271,6 +279,27 @@ public class TransferRepository {
             }
             return events;
         });
+    }
+
+    /** Pending transfers across instances, counted up to {@code upTo} at most. */
+    public Uni<Long> countPending(long upTo) {
+        return run(COUNT_PENDING, Tuple.of(upTo)).map(rows -> first(rows).getLong("n"));
+    }
+
+    /** The open (not sent or failed) transfers per status that has any, with each status's oldest age. */
+    public Uni<List<Open>> open() {
+        return run(OPEN, Tuple.tuple()).map(rows -> {
+            List<Open> open = new ArrayList<>();
+            for (Row row : rows) {
+                open.add(new Open(TransferStatus.fromDb(row.getString("status")), row.getLong("n"),
+                        row.getNumeric("oldest").doubleValue()));
+            }
+            return open;
+        });
+    }
+
+    /** How many transfers are in an open status, and how long ago the oldest of them was created. */
+    public record Open(TransferStatus status, long count, double oldestSeconds) {
     }
 
     /** A transfer as a caller saw it: the claim succeeds only if the row is still in this status at this version. */

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.local.LocalPostgres;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.api;
 
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import io.quarkus.test.junit.QuarkusTest;

@@ -1,19 +1,19 @@
 package dev.ledgerline.transfers.contract;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ledgerline.transfers.api.Problem;
-import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.api.TransferEventsView;
 import dev.ledgerline.transfers.api.TransferPage;
-import dev.ledgerline.transfers.api.TransferRequest;
 import dev.ledgerline.transfers.api.TransferResource;
 import dev.ledgerline.transfers.api.TransferView;
 import dev.ledgerline.transfers.idempotency.InFlightMarker;
 import dev.ledgerline.transfers.local.LocalPostgres;
+import dev.ledgerline.transfers.problem.Problem;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Contract;
 import dev.ledgerline.transfers.support.ContractValidation;
 import dev.ledgerline.transfers.support.TestStack;
+import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.quarkus.redis.datasource.RedisDataSource;
 import io.quarkus.test.junit.QuarkusTest;

@@ -1,7 +1,7 @@
 package dev.ledgerline.transfers.idempotency;
 
-import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.local.LocalRedis;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;

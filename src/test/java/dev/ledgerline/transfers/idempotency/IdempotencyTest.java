@@ -1,6 +1,6 @@
 package dev.ledgerline.transfers.idempotency;
 
-import dev.ledgerline.transfers.api.ProblemType;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import io.quarkus.test.junit.QuarkusTest;

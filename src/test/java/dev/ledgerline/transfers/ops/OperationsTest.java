@@ -83,6 +83,22 @@ class OperationsTest {
     }
 
     @Test
+    void ifNoneMatchComparesWeaklyAcceptsListsAndStarAndIgnoresIfMatch() {
+        String token = writer("validators");
+        String id = Api.create(token, 901);
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        String etag = Api.get(token, id).then().statusCode(200).extract().header("ETag");
+        for (String ifNoneMatch : new String[] {"W/" + etag, "\"0\", " + etag, "*"}) {
+            as(token).header("If-None-Match", ifNoneMatch).get("/v1/transfers/" + id).then()
+                    .statusCode(304).header("ETag", etag);
+        }
+        as(token).header("If-None-Match", "W/\"0\", \"999\"").get("/v1/transfers/" + id).then()
+                .statusCode(200).header("ETag", etag);
+        as(token).header("If-Match", "\"0\"").get("/v1/transfers/" + id).then()
+                .statusCode(200).header("ETag", etag);
+    }
+
+    @Test
     void aLongPollWakesOnAChangeMadeElsewhereLongBeforeItsWaitEnds() throws Exception {
         String token = writer("longpoll");
         String id = parkedTransfer("longpoll", "pending", 0);

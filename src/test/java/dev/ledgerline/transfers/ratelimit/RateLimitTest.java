@@ -1,9 +1,9 @@
 package dev.ledgerline.transfers.ratelimit;
 
-import dev.ledgerline.transfers.api.ProblemException;
-import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.local.LocalRedis;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;

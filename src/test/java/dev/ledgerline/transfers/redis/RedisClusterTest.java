@@ -1,8 +1,8 @@
 package dev.ledgerline.transfers.redis;
 
-import dev.ledgerline.transfers.api.ProblemType;
 import dev.ledgerline.transfers.idempotency.InFlightMarker;
 import dev.ledgerline.transfers.pipeline.RedisLock;
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;

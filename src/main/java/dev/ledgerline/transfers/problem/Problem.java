@@ -1,4 +1,4 @@
-package dev.ledgerline.transfers.api;
+package dev.ledgerline.transfers.problem;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 

@@ -1,4 +1,4 @@
-package dev.ledgerline.transfers.api;
+package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -1,4 +1,4 @@
-package dev.ledgerline.transfers.api;
+package dev.ledgerline.transfers.problem;
 
 /** Every problem {@code type} the service answers with; openapi.yaml lists the same set. */
 public enum ProblemType {

@@ -1,6 +1,5 @@
-package dev.ledgerline.transfers.pipeline;
+package dev.ledgerline.transfers.config;
 
-import dev.ledgerline.transfers.config.LedgerlineConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import java.net.InetAddress;

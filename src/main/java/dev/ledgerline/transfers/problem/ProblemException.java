@@ -1,9 +1,9 @@
-package dev.ledgerline.transfers.api;
+package dev.ledgerline.transfers.problem;
 
 import java.util.List;
 import java.util.Map;
 
-/** A domain outcome that becomes a problem document; {@link ProblemMapper} is the only place that renders it. */
+/** A domain outcome that becomes a problem document; {@code api.ProblemMapper} is the only place that renders it. */
 public class ProblemException extends RuntimeException {
 
     private final ProblemType type;

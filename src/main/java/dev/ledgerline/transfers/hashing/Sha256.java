@@ -1,0 +1,25 @@
+package dev.ledgerline.transfers.hashing;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * SHA-256 of a text as lower-case hex: request fingerprints ({@code idempotency.Fingerprint}) and the Redis
+ * keys built from client input ({@code idempotency}, {@code ratelimit}), so no client string shapes the key space.
+ */
+public final class Sha256 {
+
+    private Sha256() {
+    }
+
+    public static String hex(String text) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+}

@@ -1,0 +1,194 @@
+package dev.ledgerline.transfers.service;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.idempotency.IdempotencyKey;
+import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.pipeline.Backlog;
+import dev.ledgerline.transfers.pipeline.Dispatcher;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
+import dev.ledgerline.transfers.ratelimit.RateLimiter;
+import dev.ledgerline.transfers.transfer.LongPolls;
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferEvent;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.TransferRequest;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * What the transfer endpoints do besides HTTP: admission (the overload bound, then the principal's rate
+ * limit), the idempotent accept and the dispatch that follows it, the outcome of every POST as a counter,
+ * ownership scoping and paging. Another principal's transfer is indistinguishable from a missing one (404).
+ */
+@ApplicationScoped
+public class TransferService {
+
+    private static final Pattern CANONICAL_UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
+    /** Who asks: the token's subject, and whether its groups let it read every principal's transfers. */
+    public record Caller(String principal, boolean readsAll) {
+    }
+
+    /** A parsed POST: its Idempotency-Key and its body. */
+    public record Submission(IdempotencyKey key, TransferRequest request) {
+    }
+
+    /** The answer to a POST: the transfer as last read, whether it was replayed, and how long it was held (or null). */
+    public record Created(Transfer transfer, boolean replayed, Duration waited) {
+    }
+
+    /** One page of the listing; {@code continueAfter} is the last row when more follow, else null. */
+    public record Page(List<Transfer> rows, Transfer continueAfter) {
+    }
+
+    /** A transfer and its history. */
+    public record History(Transfer transfer, List<TransferEvent> events) {
+    }
+
+    /** The {@code outcome} tag of {@code ledgerline.transfers.requests}: how each POST ended. */
+    enum Outcome { OVERLOADED, RATE_LIMITED, REJECTED, CREATED, REPLAYED, CONFLICT, MISMATCH }
+
+    private final IdempotencyService idempotency;
+    private final Dispatcher dispatcher;
+    private final TransferRepository transfers;
+    private final RateLimiter limiter;
+    private final Backlog backlog;
+    private final LongPolls polls;
+    private final LedgerlineConfig config;
+    private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
+
+    public TransferService(IdempotencyService idempotency, Dispatcher dispatcher, TransferRepository transfers,
+                           RateLimiter limiter, Backlog backlog, LongPolls polls, LedgerlineConfig config, MeterRegistry metrics) {
+        this.idempotency = idempotency;
+        this.dispatcher = dispatcher;
+        this.transfers = transfers;
+        this.limiter = limiter;
+        this.backlog = backlog;
+        this.polls = polls;
+        this.config = config;
+        for (Outcome outcome : Outcome.values()) {
+            outcomes.put(outcome, Counter.builder("ledgerline.transfers.requests")
+                    .tag("outcome", outcome.name().toLowerCase())
+                    .description("POST /v1/transfers requests by how they ended")
+                    .register(metrics));
+        }
+    }
+
+    /**
+     * Admits, accepts and dispatches one POST. The overload bound comes first, before anything that costs a
+     * round trip, then the rate limit, and only then is the request parsed ({@code submission}): a flood of
+     * invalid requests costs its sender tokens too. With {@code wait}, the answer waits for a final status.
+     */
+    public Uni<Created> create(String principal, Supplier<Submission> submission, Optional<Duration> wait) {
+        if (backlog.overloaded()) {
+            count(Outcome.OVERLOADED);
+            String retryAfter = Integer.toString(config.overload().retryAfterSeconds());
+            throw new ProblemException(ProblemType.SERVICE_UNAVAILABLE,
+                    "The service is behind on transfers it already accepted and takes no new ones for now; retry after "
+                            + retryAfter + " s with the same Idempotency-Key.", null, Map.of("Retry-After", retryAfter));
+        }
+        return limiter.admit(principal, RateLimiter.Kind.WRITE)
+                .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
+                .chain(() -> accept(principal, parsed(submission), wait));
+    }
+
+    private Submission parsed(Supplier<Submission> submission) {
+        try {
+            return submission.get();
+        } catch (ProblemException e) {
+            count(Outcome.REJECTED);
+            throw e;
+        }
+    }
+
+    private Uni<Created> accept(String principal, Submission submission, Optional<Duration> wait) {
+        return idempotency.accept(principal, submission.key(), submission.request())
+                .invoke(accepted -> {
+                    if (!accepted.replayed()) {
+                        Transfer created = accepted.transfer();
+                        dispatcher.dispatchAccepted(new TransferRepository.Seen(created.id(), created.status(), created.version()),
+                                "dispatched on accept");
+                    }
+                    count(accepted.replayed() ? Outcome.REPLAYED : Outcome.CREATED);
+                })
+                .onFailure(ProblemException.class).invoke(e -> count(switch (((ProblemException) e).type()) {
+                    case IDEMPOTENCY_KEY_IN_USE -> Outcome.CONFLICT;
+                    case IDEMPOTENCY_KEY_REUSED -> Outcome.MISMATCH;
+                    default -> Outcome.REJECTED;
+                }))
+                .flatMap(accepted -> {
+                    Transfer t = accepted.transfer();
+                    // beyond the principal's share of held polls the transfer exists already: answer without waiting
+                    return wait.flatMap(w -> polls.hold(principal, t, x -> x.status().isTerminal(), w)
+                                    .map(held -> held.map(latest -> new Created(latest, accepted.replayed(), w))))
+                            .orElseGet(() -> Uni.createFrom().item(new Created(t, accepted.replayed(), null)));
+                });
+    }
+
+    /** The caller's transfer, or 404: also for another principal's transfer and for ids that are not UUIDs. */
+    public Uni<Transfer> find(Caller caller, String rawId) {
+        return admitRead(caller.principal()).chain(() -> visible(caller, rawId));
+    }
+
+    /** The caller's transfer and its history, or 404 as {@link #find}. */
+    public Uni<History> history(Caller caller, String rawId) {
+        return find(caller, rawId).flatMap(t -> transfers.events(t.id()).map(events -> new History(t, events)));
+    }
+
+    /** Holds a read until {@code done} holds or {@code wait} passes; 429 beyond the caller's share of held polls. */
+    public Uni<Transfer> await(Caller caller, Transfer t, Predicate<Transfer> done, Duration wait) {
+        return polls.hold(caller.principal(), t, done, wait).orElseThrow(() -> new ProblemException(ProblemType.RATE_LIMITED,
+                "You already hold " + config.transfers().maxWaitingPerPrincipal() + " waiting requests; retry when one has been answered.",
+                null, Map.of("Retry-After", "1")));
+    }
+
+    /** Spends one read token of the principal; a 429 problem when its bucket is empty. */
+    public Uni<Void> admitRead(String principal) {
+        return limiter.admit(principal, RateLimiter.Kind.READ);
+    }
+
+    /** Up to {@code limit} transfers in a status (or any), unchanged for {@code olderThan}, after the cursor. */
+    public Uni<Page> page(TransferStatus status, Duration olderThan, OffsetDateTime afterUpdatedAt, UUID afterId, int limit) {
+        return transfers.list(status, olderThan, afterUpdatedAt, afterId, limit + 1).map(rows -> {
+            boolean more = rows.size() > limit;
+            List<Transfer> page = more ? rows.subList(0, limit) : rows;
+            return new Page(page, more ? page.get(page.size() - 1) : null);
+        });
+    }
+
+    private Uni<Transfer> visible(Caller caller, String rawId) {
+        if (!CANONICAL_UUID.matcher(rawId).matches()) {
+            return Uni.createFrom().failure(notFound());
+        }
+        return transfers.findById(UUID.fromString(rawId))
+                .onItem().ifNull().failWith(TransferService::notFound)
+                .invoke(t -> {
+                    if (!caller.readsAll() && !t.userId().equals(caller.principal())) {
+                        throw notFound();
+                    }
+                });
+    }
+
+    private static ProblemException notFound() {
+        return new ProblemException(ProblemType.NOT_FOUND, "No transfer with this id is visible to you.");
+    }
+
+    private void count(Outcome outcome) {
+        outcomes.get(outcome).increment();
+    }
+}

@@ -20,15 +20,15 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-OUT=$ROOT/bench/out/recovery
+OUT=${OUT:-$ROOT/bench/out/recovery}
 QUICK=${QUICK:-0}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=$JAVA_HOME/bin/java
 APP=${APP:-$ROOT/target/quarkus-app}   # the packaged service (a copy lets a build run meanwhile)
 PGHOST=127.0.0.1; PGPORT=5432; PGUSER=postgres
 export PGHOST PGPORT PGUSER
-DB=ledgerline_recovery
-REDIS_DB=6
+DB=${DB:-ledgerline_recovery}       # scratch database (dropped at the end)
+REDIS_DB=${REDIS_DB:-6}                  # Redis logical db (FLUSHDB at the end)
 SVC_PORT=${SVC_PORT:-18180}
 PROVIDER_PORT=${PROVIDER_PORT:-18190}
 MGMT_PORT=${MGMT_PORT:-18181}   # /q/* where a management interface serves them (QUARKUS_MANAGEMENT_PORT)

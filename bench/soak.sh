@@ -4,7 +4,9 @@
 # PostgreSQL restarted (pg_ctl restart -m fast). Then it waits until every transfer is final and compares what the
 # service holds with what it held after the warm-up: heap after a full GC, PostgreSQL connections, Redis keys
 # (and worker locks among them; the idempotency entries are kept 24 h by design, so the total grows with the
-# transfers created), open file descriptors. Prints one JSON summary; bench/out/soak/ keeps the rest.
+# transfers created), open file descriptors (listed with their targets and TCP peers in fds-<label>.txt, once more
+# IDLE_S seconds after the end, when idle pooled connections have timed out). Prints one JSON summary;
+# bench/out/soak/ (or OUT) keeps the rest.
 #
 #     bench/soak.sh                          # 30 minutes
 #     SOAK_S=300 FAULT_EVERY=60 bench/soak.sh  # a short run
@@ -18,7 +20,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-OUT=$ROOT/bench/out/soak
+OUT=${OUT:-$ROOT/bench/out/soak}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=$JAVA_HOME/bin/java
 APP=${APP:-$ROOT/target/quarkus-app}   # the packaged service (a copy lets a build run meanwhile)
@@ -34,6 +36,7 @@ FAULT_EVERY=${FAULT_EVERY:-300}
 SOAK_RATE=${SOAK_RATE:-150}
 CHUNK_S=${CHUNK_S:-60}
 WARM_S=${WARM_S:-60}
+IDLE_S=${IDLE_S:-75}   # after the end snapshot, idle this long and list the fds again (pooled connections time out)
 
 rm -rf "$OUT"; mkdir -p "$OUT"
 PIDS=()
@@ -95,7 +98,17 @@ done
 
 open_count() { psql_q "select count(*) from transfers where status not in ('sent','failed')" 2>/dev/null || echo -1; }
 wait_all_final() { local deadline=$(( $(date +%s) + $1 )); while [ "$(open_count)" != 0 ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done; }
+fd_listing() { # label -> $OUT/fds-<label>.txt: every open fd with its target, then counts by kind and TCP peer
+  local f=$OUT/fds-$1.txt
+  ls -l "/proc/$SVC_PID/fd" | awk 'NR > 1 {print $9, $11}' | sort -n > "$f"
+  { echo "## by kind"
+    awk '{t = $2; sub(/:\[[0-9]+\]$/, "", t); sub(/\/[^/]*$/, "/", t); print t}' "$f" | sort | uniq -c | sort -rn
+    echo "## TCP sockets by state and peer port (ss)"
+    ss -tanp 2>/dev/null | awk -v p="pid=$SVC_PID," 'index($0, p) {n = split($5, a, ":"); print $1, "peer:" a[n]}' | sort | uniq -c | sort -rn
+  } >> "$f"
+}
 snapshot() { # label -> one JSON line: heap used after a full GC (MiB), PostgreSQL connections, Redis keys and locks, fds
+  fd_listing "$1"
   "$JAVA_HOME/bin/jcmd" "$SVC_PID" GC.run >/dev/null
   local heap
   heap=$("$JAVA_HOME/bin/jcmd" "$SVC_PID" GC.heap_info | awk '/garbage-first heap|def new generation|PSYoungGen|heap/ && /used/ {for (i = 1; i <= NF; i++) if ($i == "used") {v = $(i + 1); sub("K,?", "", v); print int(v / 1024); exit}}')
@@ -141,11 +154,15 @@ wait_all_final 900
 sleep 20 # let idle connections and in-flight markers reach their timeouts (in-flight TTL 10 s) before the last snapshot
 END=$(snapshot end)
 log "end: $END"
+sleep "$IDLE_S"
+IDLE=$(snapshot idle)
+log "idle ${IDLE_S}s later: $IDLE (what each fd is: $OUT/fds-{start,end,idle}.txt)"
 jq -n --argjson s "$START" --argjson e "$END" \
   --argjson open "$(open_count)" --argjson dups "$(curl -fsS "$PROVIDER/stats" | jq .duplicateExecutions)" \
   --argjson statuses "$(psql_q "select json_object_agg(status, n) from (select status, count(*) n from transfers group by status) s")" \
+  --argjson idleFds "$(echo "$IDLE" | jq .fds)" \
   --argjson requests "$(jq -s 'map(.requests) | add' "$OUT/soak.jsonl")" --argjson errors "$(jq -s 'map(.errors) | add' "$OUT/soak.jsonl")" \
   '{seconds: ($e.t - $s.t), requests: $requests, errorsDuringFaults: $errors, statuses: $statuses, notFinal: $open, duplicateExecutions: $dups,
     heapMiB: [$s.heapUsedMiBAfterGc, $e.heapUsedMiBAfterGc], pgConnections: [$s.pgConnections, $e.pgConnections],
     redisLocks: [$s.redisLocks, $e.redisLocks],
-    redisKeys: [$s.redisKeys, $e.redisKeys], fds: [$s.fds, $e.fds], threads: [$s.threads, $e.threads]}' | tee "$OUT/summary.json"
+    redisKeys: [$s.redisKeys, $e.redisKeys], fds: [$s.fds, $e.fds], fdsAfterIdle: $idleFds, threads: [$s.threads, $e.threads]}' | tee "$OUT/summary.json"

@@ -240,7 +240,11 @@
  *     (status + version + settled) is what makes concurrent reconcilers safe,
  *     argued, not checked.  More than two workers, more than one transfer.
  *   - Timing/backoff values, attempts, transfer_events rows, the HTTP layer and
- *     the API's idempotency keys.
+ *     the API's idempotency keys.  That includes cutting a back-off short once
+ *     the provider recovers (TransferRepository#hastenReconciling): it moves
+ *     only next_attempt_at, never to before send_not_after+settle, and changes
+ *     no status or version; the take above still requires the row settled, and
+ *     the model already lets the take happen at any time after that.
  *   - A send the provider refuses with an unexplained 4xx (refused_sends) and
  *     parking a transfer after ledgerline.pipeline.max-refused-sends of them:
  *     a refusal is one more unknown resolution here; a parked transfer waits for

@@ -9,6 +9,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -42,6 +43,12 @@ import java.util.function.Function;
  * refused with an unexplained 4xx and then did not know, the transfer is parked for an operator instead of
  * being resent again. One item's failure never
  * cancels the rest of a sweep.
+ *
+ * <p>A provider outage changes only the pace (README "Recovery and overload"): while a breaker is open the
+ * sweeper sends and looks up nothing (every call would fail without reaching the provider, turn pending rows
+ * into reconciling ones and stretch back-offs), while it is half-open it sends or looks up one row per batch,
+ * and once a breaker closes again it pulls the back-off the outage left on reconciling rows forward
+ * ({@link #hastenAfterRecovery}), never before their last send's deadline plus the settle time.
  */
 // built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
 @Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
@@ -61,6 +68,9 @@ public class Sweeper {
     private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
     private final CircuitBreakerMaintenance breakers;
+    private final Counter hastened;
+    /** Set when a provider breaker closes: the next rounds pull forward the back-offs the outage left behind. */
+    private final AtomicBoolean providerRecovered = new AtomicBoolean();
 
     public Sweeper(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
                    InstanceId instance, MeterRegistry metrics, CircuitBreakerMaintenance breakers) {
@@ -72,6 +82,17 @@ public class Sweeper {
         this.actor = instance.value();
         this.metrics = metrics;
         this.pipelineMetrics = pipelineMetrics;
+        this.hastened = Counter.builder("ledgerline.sweeper.hastened")
+                .description("Reconciling transfers whose back-off was cut short because the provider recovered")
+                .register(metrics);
+        // runs on whichever thread moves the breaker: only a flag, the sweeper does the work in its next round
+        for (String breaker : List.of(ProviderClient.SEND_BREAKER, ProviderClient.LOOKUP_BREAKER)) {
+            breakers.onStateChange(breaker, state -> {
+                if (state == CircuitBreakerState.CLOSED) {
+                    providerRecovered.set(true);
+                }
+            });
+        }
     }
 
     @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
@@ -87,11 +108,45 @@ public class Sweeper {
                 .replaceWithVoid();
     }
 
-    /** Leases, then pending rows for up to {@code drain-slice}, then one batch of reconciling rows: {@code true} when pending work was left. */
+    /**
+     * Leases, then pending rows for up to {@code drain-slice}, then (after a provider recovery) back-offs cut
+     * short, then one batch of reconciling rows: {@code true} when pending work was left.
+     */
     Uni<Boolean> round() {
         return expireLeases()
                 .chain(this::dispatchPending)
-                .flatMap(pendingLeft -> reconcile().replaceWith(pendingLeft));
+                .flatMap(pendingLeft -> hastenAfterRecovery().chain(this::reconcile).replaceWith(pendingLeft));
+    }
+
+    /**
+     * Once a provider breaker has closed again: reconciling rows whose lookups failed during the outage wait out a
+     * back-off that doubled with every failure (up to {@code max-retry-backoff}), though the provider now answers.
+     * Their due time moves forward to the earliest moment the in-transit rule allows
+     * ({@code TransferRepository#HASTEN_RECONCILING}), one bounded batch per round until a batch comes back short.
+     * Only the schedule changes: the take, the lookup, the claim and the fence stay as they are, so a row another
+     * instance is looking up at this moment may be looked up twice, and its version decides which outcome counts.
+     */
+    Uni<Void> hastenAfterRecovery() {
+        if (!providerRecovered.getAndSet(false)) {
+            return Uni.createFrom().voidItem();
+        }
+        int batch = settings.sweepBatch() * 4;
+        return transfers.hastenReconciling(batch)
+                .invoke(moved -> {
+                    if (moved > 0) {
+                        hastened.increment(moved);
+                        LOG.infof("step=sweep provider recovered: %d reconciling transfer(s) due again", moved);
+                    }
+                    if (moved == batch) {
+                        providerRecovered.set(true);
+                    }
+                })
+                .onFailure().invoke(e -> {
+                    providerRecovered.set(true);
+                    LOG.warnf("step=sweep pulling back-offs forward failed, the next round retries: %s", e.toString());
+                })
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
     }
 
     Uni<Void> expireLeases() {
@@ -107,8 +162,8 @@ public class Sweeper {
      * Pending rows nobody picked up, batch after batch while batches come back full, at the pace the pipeline
      * frees in-flight slots: a batch is only as large as the sweeper's share of the budget has room for, and
      * with no room the sweeper waits for a pass to end, not for the next tick. Stops after {@code drain-slice}
-     * (so leases and reconciliation get their turn), and after one batch while the provider's breaker is not
-     * closed (passes would only find it open). {@code true} when it stopped with work left.
+     * (so leases and reconciliation get their turn), and after one batch while the provider's send breaker is not
+     * closed. {@code true} when it stopped with work left.
      */
     Uni<Boolean> dispatchPending() {
         long sliceEnds = System.nanoTime() + settings.drainSlice().toNanos();
@@ -124,10 +179,21 @@ public class Sweeper {
                 .invoke(left -> LOG.debugf("step=sweep pending drain paused, work left: %s", left));
     }
 
-    /** One batch: {@code true} when it came back full (or the budget had no room), i.e. more may be due. */
+    /**
+     * One batch: {@code true} when it came back full (or the budget had no room), i.e. more may be due. While the
+     * send breaker is open none (a pass would stop at the breaker and take the Redis lock for nothing), and while
+     * it is half-open one row: the breaker lets only its few trial calls through and refuses the rest, and a
+     * refused send has been claimed already, so it would leave its row in {@code reconciling} until the send's
+     * deadline plus the settle time has passed. Both end the sweep until the next tick.
+     */
     private Uni<Boolean> pendingBatch() {
-        return dispatcher.awaitRoom(Math.max(1, settings.sweepBatch() / 4), WAIT_FOR_ROOM).chain(() -> {
-            int slots = dispatcher.reserveForSweep(settings.sweepBatch());
+        CircuitBreakerState sendBreaker = breakers.currentState(ProviderClient.SEND_BREAKER);
+        if (sendBreaker == CircuitBreakerState.OPEN) {
+            return Uni.createFrom().item(false);
+        }
+        int wanted = sendBreaker == CircuitBreakerState.CLOSED ? settings.sweepBatch() : 1;
+        return dispatcher.awaitRoom(Math.max(1, Math.min(wanted, settings.sweepBatch() / 4)), WAIT_FOR_ROOM).chain(() -> {
+            int slots = dispatcher.reserveForSweep(wanted);
             if (slots == 0) {
                 return Uni.createFrom().item(!dispatcher.stopped());
             }
@@ -141,13 +207,22 @@ public class Sweeper {
                         for (Seen seen : due.subList(0, taken)) {
                             dispatcher.dispatchSwept(seen, "swept: pending");
                         }
-                        return taken == slots;
+                        return taken == slots && sendBreaker == CircuitBreakerState.CLOSED;
                     });
         });
     }
 
+    /**
+     * One batch of due reconciling rows. None while the lookup breaker is open: every lookup would fail without
+     * reaching the provider and only double its row's back-off. One while it is half-open (its trial call).
+     */
     Uni<Void> reconcile() {
-        return transfers.takeReconciling(settings.sweepBatch(), settings.retryBackoff(), settings.maxRetryBackoff())
+        CircuitBreakerState lookups = breakers.currentState(ProviderClient.LOOKUP_BREAKER);
+        if (lookups == CircuitBreakerState.OPEN) {
+            return Uni.createFrom().voidItem();
+        }
+        int batch = lookups == CircuitBreakerState.CLOSED ? settings.sweepBatch() : 1;
+        return transfers.takeReconciling(batch, settings.retryBackoff(), settings.maxRetryBackoff())
                 .flatMap(due -> forEach(due, this::reconcileOne));
     }
 

@@ -127,6 +127,26 @@ public class TransferRepository {
             RETURNING t.id, t.version, t.provider_reference, t.created_at, t.refused_sends""";
 
     /**
+     * After the provider recovered: reconciling rows still waiting out a back-off (the lookups that failed during
+     * the outage doubled it) become due again — but never before their last send's deadline plus {@code $2} ms,
+     * the same bound {@link #TAKE_RECONCILING} checks. Scheduling only: no version, no status, no event; a parked
+     * row ({@code 'infinity'}) stays parked. A bounded batch, {@code SKIP LOCKED}, so instances doing it at once
+     * neither wait for nor undo each other.
+     */
+    static final String HASTEN_RECONCILING = """
+            WITH backed_off AS MATERIALIZED (
+                SELECT id FROM transfers
+                 WHERE status = 'reconciling' AND next_attempt_at > now() AND next_attempt_at < 'infinity'
+                   AND next_attempt_at > coalesce(send_not_after, now()) + $2::bigint * interval '1 millisecond'
+                 ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+            UPDATE transfers t
+               SET next_attempt_at = greatest(now(), coalesce(t.send_not_after, now()) + $2::bigint * interval '1 millisecond')
+              FROM backed_off
+             WHERE t.id = backed_off.id AND t.status = 'reconciling'
+               AND t.next_attempt_at > greatest(now(), coalesce(t.send_not_after, now()) + $2::bigint * interval '1 millisecond')
+            RETURNING t.id""";
+
+    /**
      * Parks a reconciling transfer whose sends the provider refused and never knew,
      * {@code ledgerline.pipeline.max-refused-sends} times over: a new version (so the history says why) and no further attempt until an operator resumes it.
      */
@@ -255,6 +275,15 @@ public class TransferRepository {
                     }
                     return due;
                 });
+    }
+
+    /**
+     * Pulls the due time of up to {@code limit} backed-off reconciling rows forward to the earliest moment the
+     * in-transit rule allows ({@link #HASTEN_RECONCILING}): how many rows it moved (a full batch means more
+     * may be waiting).
+     */
+    public Uni<Integer> hastenReconciling(int limit) {
+        return run(HASTEN_RECONCILING, Tuple.of(limit, settleMs)).map(RowSet::rowCount);
     }
 
     /** One page of transfers in a status (or any), unchanged for at least {@code olderThan}, after the cursor. */

@@ -8,6 +8,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRepository.Reconcilable;
 import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
@@ -19,8 +20,11 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Finishes what instances dropped, safely on any number of instances (every scan is
@@ -53,8 +57,10 @@ public class Sweeper {
     private final PaymentProvider provider;
     private final LedgerlineConfig.Pipeline settings;
     private final String actor;
-    private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
+    private final Counter leasesExpired;
+    /** {@code ledgerline.reconciliations} by result, built once: every result a lookup can end in. */
+    private final Map<String, Counter> reconciliations;
     private final CircuitBreakerMaintenance breakers;
 
     public Sweeper(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher, PaymentProvider provider, LedgerlineConfig config,
@@ -65,8 +71,11 @@ public class Sweeper {
         this.provider = provider;
         this.settings = config.pipeline();
         this.actor = instance.value();
-        this.metrics = metrics;
         this.pipelineMetrics = pipelineMetrics;
+        this.leasesExpired = metrics.counter("ledgerline.sweeper.leases_expired");
+        this.reconciliations = Stream.of(TransferStatus.SENT.db(), TransferStatus.FAILED.db(), "not_found", "lookup_error", "parked", "stale")
+                .collect(Collectors.toUnmodifiableMap(result -> result,
+                        result -> metrics.counter("ledgerline.reconciliations", "result", result)));
     }
 
     @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
@@ -92,7 +101,7 @@ public class Sweeper {
     Uni<Void> expireLeases() {
         return transfers.expireLeases(actor, settings.sweepBatch()).invoke(ids -> {
             if (!ids.isEmpty()) {
-                metrics.counter("ledgerline.sweeper.leases_expired").increment(ids.size());
+                leasesExpired.increment(ids.size());
                 LOG.infof("step=sweep %d expired lease(s) moved to reconciling: %s", ids.size(), ids);
             }
         }).replaceWithVoid();
@@ -206,7 +215,7 @@ public class Sweeper {
     }
 
     private void count(String result) {
-        metrics.counter("ledgerline.reconciliations", "result", result).increment();
+        reconciliations.get(result).increment();
     }
 
     /** Runs {@code action} on every item, 16 at a time; one item's failure is logged and never cancels the others. */

@@ -389,5 +389,10 @@ recovery = root / "bench" / "RECOVERY.md"
 if recovery.exists():
     w("")
     w(recovery.read_text().rstrip())
+# the Redis guard A/B (bench/ft-ab.sh, issue 19), written by hand from its own run
+ft_ab = root / "bench" / "FT-AB.md"
+if ft_ab.exists():
+    w("")
+    w(ft_ab.read_text().rstrip())
 report.write_text("\n".join(md))
 print(f"wrote {report}")

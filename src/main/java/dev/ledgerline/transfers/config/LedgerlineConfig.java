@@ -57,6 +57,35 @@ public interface LedgerlineConfig {
 
     RateLimit rateLimit();
 
+    Redis redis();
+
+    /**
+     * The one guard on every Redis command (redis/RedisCommands, README "Recovery and overload"): a timeout per
+     * command and a count-based circuit breaker shared by the lock, the rate limiter and the idempotency fast path.
+     * While it is open, those paths use their fallbacks (PostgreSQL, local buckets) instead of waiting for Redis.
+     */
+    interface Redis {
+        /** Longest wait for one command's answer; a timeout counts against Redis only if Redis answered nothing meanwhile. */
+        @WithDefault("250ms")
+        Duration timeout();
+
+        Breaker breaker();
+
+        interface Breaker {
+            /** Calls the breaker judges at once: the ratio below is taken over the last this many calls that got a verdict. */
+            @WithDefault("8")
+            int requestVolume();
+
+            /** Share of failed calls in that window, in (0, 1], that opens the breaker. */
+            @WithDefault("0.5")
+            double failureRatio();
+
+            /** How long an open breaker refuses commands before it lets one trial through; its success closes it. */
+            @WithDefault("PT2S")
+            Duration delay();
+        }
+    }
+
     TokenCache tokenCache();
 
     /** Bearer tokens verified a moment ago are not verified again (security/VerifiedTokens). */

@@ -46,6 +46,12 @@ public class StartupChecks {
             problems.add("ledgerline.rate-limit.writes/reads need per-second above 0 and burst of at least 1 (to turn "
                     + "the limiter off, set ledgerline.rate-limit.enabled=false instead).");
         }
+        LedgerlineConfig.Redis redis = config.redis();
+        if (redis.timeout().toMillis() < 1 || redis.breaker().requestVolume() < 1
+                || !(redis.breaker().failureRatio() > 0 && redis.breaker().failureRatio() <= 1) || redis.breaker().delay().isNegative()) {
+            problems.add("ledgerline.redis needs a timeout of at least 1 ms, a breaker request-volume of at least 1, a failure-ratio "
+                    + "above 0 and at most 1, and a delay that is not negative.");
+        }
         if (mode == LaunchMode.NORMAL) {
             String location = raw.getOptionalValue("mp.jwt.verify.publickey.location", String.class).orElse("");
             String inline = raw.getOptionalValue("mp.jwt.verify.publickey", String.class).orElse("");

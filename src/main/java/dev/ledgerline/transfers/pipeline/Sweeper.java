@@ -23,8 +23,11 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Finishes what instances dropped, safely on any number of instances (every scan is
@@ -65,8 +68,10 @@ public class Sweeper {
     private final PaymentProvider provider;
     private final LedgerlineConfig.Pipeline settings;
     private final String actor;
-    private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
+    private final Counter leasesExpired;
+    /** {@code ledgerline.reconciliations} by result, built once: every result a lookup can end in. */
+    private final Map<String, Counter> reconciliations;
     private final CircuitBreakerMaintenance breakers;
     private final Counter hastened;
     /** Set when a provider breaker closes: the next rounds pull forward the back-offs the outage left behind. */
@@ -80,8 +85,11 @@ public class Sweeper {
         this.provider = provider;
         this.settings = config.pipeline();
         this.actor = instance.value();
-        this.metrics = metrics;
         this.pipelineMetrics = pipelineMetrics;
+        this.leasesExpired = metrics.counter("ledgerline.sweeper.leases_expired");
+        this.reconciliations = Stream.of(TransferStatus.SENT.db(), TransferStatus.FAILED.db(), "not_found", "lookup_error", "parked", "stale")
+                .collect(Collectors.toUnmodifiableMap(result -> result,
+                        result -> metrics.counter("ledgerline.reconciliations", "result", result)));
         this.hastened = Counter.builder("ledgerline.sweeper.hastened")
                 .description("Reconciling transfers whose back-off was cut short because the provider recovered")
                 .register(metrics);
@@ -152,7 +160,7 @@ public class Sweeper {
     Uni<Void> expireLeases() {
         return transfers.expireLeases(actor, settings.sweepBatch()).invoke(ids -> {
             if (!ids.isEmpty()) {
-                metrics.counter("ledgerline.sweeper.leases_expired").increment(ids.size());
+                leasesExpired.increment(ids.size());
                 LOG.infof("step=sweep %d expired lease(s) moved to reconciling: %s", ids.size(), ids);
             }
         }).replaceWithVoid();
@@ -286,7 +294,7 @@ public class Sweeper {
     }
 
     private void count(String result) {
-        metrics.counter("ledgerline.reconciliations", "result", result).increment();
+        reconciliations.get(result).increment();
     }
 
     /** Runs {@code action} on every item, 16 at a time; one item's failure is logged and never cancels the others. */

@@ -14,6 +14,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
@@ -23,6 +24,8 @@ import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -58,9 +61,17 @@ public class TransferProcessor {
     private final LedgerlineConfig.Pipeline settings;
     private final Duration providerTimeout;
     private final String worker;
-    private final MeterRegistry metrics;
     private final PipelineMetrics pipelineMetrics;
+    // every meter built once, per tag value, so a pass does no registry lookups (names and tags: README's metrics)
     private final Counter lockNotNeeded;
+    private final Map<Lock, Counter> lockAcquired = new EnumMap<>(Lock.class);
+    private final Map<Outcome, Counter> passes = new EnumMap<>(Outcome.class);
+    private final Counter claimWon;
+    private final Counter claimLost;
+    private final Map<String, Counter> sends;
+    private final Timer sendLatency;
+    private final Counter lockReleased;
+    private final Counter lockExpired;
 
     public TransferProcessor(PipelineMetrics pipelineMetrics, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
                              CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
@@ -72,9 +83,25 @@ public class TransferProcessor {
         this.settings = config.pipeline();
         this.providerTimeout = Duration.ofMillis(config.provider().timeoutMs());
         this.worker = instance.value();
-        this.metrics = metrics;
         this.pipelineMetrics = pipelineMetrics;
         this.lockNotNeeded = metrics.counter("ledgerline.lock.acquire", "result", "not_needed");
+        for (Lock lock : Lock.values()) {
+            lockAcquired.put(lock, metrics.counter("ledgerline.lock.acquire", "result", lock.name().toLowerCase()));
+        }
+        for (Outcome outcome : Outcome.values()) {
+            passes.put(outcome, metrics.counter("ledgerline.pipeline.passes", "outcome", outcome.name().toLowerCase()));
+        }
+        this.claimWon = metrics.counter("ledgerline.claim", "result", "won");
+        this.claimLost = metrics.counter("ledgerline.claim", "result", "lost");
+        this.sends = Map.of(
+                "completed", metrics.counter("ledgerline.provider.send", "outcome", "completed"),
+                "rejected", metrics.counter("ledgerline.provider.send", "outcome", "rejected"),
+                "not_written", metrics.counter("ledgerline.provider.send", "outcome", "not_written"),
+                "refused", metrics.counter("ledgerline.provider.send", "outcome", "refused"),
+                "unknown", metrics.counter("ledgerline.provider.send", "outcome", "unknown"));
+        this.sendLatency = metrics.timer("ledgerline.provider.send.latency");
+        this.lockReleased = metrics.counter("ledgerline.lock.release", "result", "released");
+        this.lockExpired = metrics.counter("ledgerline.lock.release", "result", "expired");
     }
 
     /**
@@ -97,7 +124,7 @@ public class TransferProcessor {
     }
 
     private void countPass(Outcome outcome) {
-        metrics.counter("ledgerline.pipeline.passes", "outcome", outcome.name().toLowerCase()).increment();
+        passes.get(outcome).increment();
     }
 
     private Uni<Outcome> lockThenProcess(Seen seen, String why) {
@@ -134,14 +161,14 @@ public class TransferProcessor {
                     LOG.debugf("transferId=%s step=lock redis unavailable (%s), the database claim guards", id, e.toString());
                     return Lock.UNAVAILABLE;
                 })
-                .invoke(lock -> metrics.counter("ledgerline.lock.acquire", "result", lock.name().toLowerCase()).increment());
+                .invoke(lock -> lockAcquired.get(lock).increment());
     }
 
     private Uni<Claim> claim(Seen seen, String why) {
         UUID id = seen.id();
         return transfers.claim(seen, worker, settings.lease(), why)
                 .invoke(claim -> {
-                    metrics.counter("ledgerline.claim", "result", claim == null ? "lost" : "won").increment();
+                    (claim == null ? claimLost : claimWon).increment();
                     if (claim != null) {
                         LOG.debugf("transferId=%s version=%d step=claim by %s (%s)", id, claim.version(), worker, why);
                     }
@@ -184,12 +211,12 @@ public class TransferProcessor {
                 claim.name(), claim.sendNotAfter().toInstant());
         long started = System.nanoTime();
         return provider.send(order)
-                .invoke(result -> metrics.counter("ledgerline.provider.send", "outcome", result.executed() ? "completed" : "rejected").increment())
+                .invoke(result -> sends.get(result.executed() ? "completed" : "rejected").increment())
                 .map(result -> new Sent(result, null, false))
                 .onFailure().recoverWithItem(e -> {
                     String outcome = causedBy(e, SendNotWrittenException.class) ? "not_written"
                             : causedBy(e, ProviderRefusedException.class) ? "refused" : "unknown";
-                    metrics.counter("ledgerline.provider.send", "outcome", outcome).increment();
+                    sends.get(outcome).increment();
                     LOG.infof("transferId=%s version=%d step=send outcome %s: %s", claim.id(), claim.version(), outcome, e.toString());
                     return new Sent(null, switch (outcome) {
                         case "not_written" -> "send not written, its deadline passed first";
@@ -197,7 +224,7 @@ public class TransferProcessor {
                         default -> "provider outcome unknown";
                     }, outcome.equals("refused"));
                 })
-                .invoke(() -> metrics.timer("ledgerline.provider.send.latency").record(Duration.ofNanos(System.nanoTime() - started)));
+                .invoke(() -> sendLatency.record(Duration.ofNanos(System.nanoTime() - started)));
     }
 
     private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
@@ -228,7 +255,7 @@ public class TransferProcessor {
 
     private Uni<Void> release(UUID id, String key, String token) {
         return redisLock.release(key, token)
-                .invoke(released -> metrics.counter("ledgerline.lock.release", "result", released ? "released" : "expired").increment())
+                .invoke(released -> (released ? lockReleased : lockExpired).increment())
                 .onFailure().invoke(e -> LOG.debugf("transferId=%s step=release redis unavailable, the lock expires by itself", id))
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();

@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.redis;
 
+import java.util.Arrays;
+
 /**
  * A count-based circuit breaker, the same rules SmallRye Fault Tolerance applied here before: over the
  * last {@code window} calls, a failure ratio of at least {@code failureRatio} opens it; after
@@ -12,7 +14,9 @@ package dev.ledgerline.transfers.redis;
  * (bench/FINDINGS.md). A paused or unreachable Redis answers nothing, so its timeouts still open it.
  *
  * <p>Kept by hand because it sits on every Redis command of every request: the annotation-driven
- * version cost about a third of the replay path's CPU in the benchmark's profile (bench/FINDINGS.md).
+ * version cost about a third of the replay path's CPU in the benchmark's profile (bench/FINDINGS.md), and
+ * SmallRye's programmatic {@code Guard}/{@code TypedGuard} cost 3–4 times its CPU per call even with FT metrics
+ * off (BENCHMARKS.md "Redis guard A/B"). The settings are {@code ledgerline.redis.breaker.*}.
  * All state changes happen under the object's monitor, and a call holds it only for a few field updates.
  */
 final class Breaker {
@@ -33,7 +37,7 @@ final class Breaker {
 
     Breaker(int window, double failureRatio, long delayNanos) {
         if (window < 1 || failureRatio <= 0 || failureRatio > 1 || delayNanos < 0) {
-            throw new IllegalArgumentException("window >= 1, failure ratio in (0, 1], delay >= 0");
+            throw new IllegalArgumentException("ledgerline.redis.breaker: request-volume >= 1, failure-ratio in (0, 1], delay >= 0");
         }
         this.outcomes = new boolean[window];
         this.failuresToOpen = (int) Math.ceil(window * failureRatio);
@@ -132,7 +136,7 @@ final class Breaker {
 
     private void close() {
         state = State.CLOSED;
-        java.util.Arrays.fill(outcomes, false);
+        Arrays.fill(outcomes, false);
         next = 0;
         recorded = 0;
         failures = 0;

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.redis;
 
+import dev.ledgerline.transfers.config.LedgerlineConfig;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,6 +14,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.interceptor.Interceptor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * Every Redis command of the service goes through here, under one short timeout and one breaker:
@@ -21,9 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * failed {@code Uni} as "Redis could not answer" and fall back to PostgreSQL (or to local buckets).
  *
  * <p>The timeout is a Vert.x timer on the caller's event loop and the breaker is {@link Breaker}: the
- * same rules as the SmallRye Fault Tolerance annotations that were here before (250 ms; 8 calls, 50 %,
- * 2 s, one successful trial), at a fraction of their per-call cost — except that a timeout while Redis keeps
- * answering other commands is this process being late (CPU saturated), not Redis failing, and does not count.
+ * same rules as SmallRye Fault Tolerance's {@code @Timeout} and {@code @CircuitBreaker} (by default 250 ms;
+ * 8 calls, 50 %, 2 s, one successful trial; {@code ledgerline.redis.*}), at a fraction of their per-call cost
+ * (BENCHMARKS.md "Redis guard A/B") — and a timeout while Redis keeps answering other commands is this process
+ * being late (CPU saturated), not Redis failing, and does not count.
  */
 // built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
 @Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
@@ -52,34 +55,48 @@ public class RedisCommands {
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             return false""";
 
-    /** Longest wait for one command's answer. */
-    static final long TIMEOUT_MS = 250;
-
     private final ReactiveRedisDataSource redis;
     private final Vertx vertx;
-    private final Breaker breaker = new Breaker(8, 0.5, 2_000_000_000L);
+    private final long timeoutMs;
+    private final Breaker breaker;
     private final Counter answered;
     private final Counter failed;
     private final Counter timedOut;
     private final Counter late;
     private final Counter refused;
 
-    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, MeterRegistry metrics) {
+    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, MeterRegistry metrics, LedgerlineConfig config) {
         this.redis = redis;
         this.vertx = vertx;
-        this.answered = metrics.counter("ledgerline.redis.commands", "result", "answered");
-        this.failed = metrics.counter("ledgerline.redis.commands", "result", "failed");
-        this.timedOut = metrics.counter("ledgerline.redis.commands", "result", "timed_out");
+        LedgerlineConfig.Redis settings = config.redis();
+        this.timeoutMs = settings.timeout().toMillis();
+        this.breaker = new Breaker(settings.breaker().requestVolume(), settings.breaker().failureRatio(),
+                settings.breaker().delay().toNanos());
+        this.answered = commands(metrics, "answered");
+        this.failed = commands(metrics, "failed");
+        this.timedOut = commands(metrics, "timed_out");
         // timed out while Redis kept answering other commands: this process was late, not Redis
-        this.late = metrics.counter("ledgerline.redis.commands", "result", "late");
-        this.refused = metrics.counter("ledgerline.redis.commands", "result", "breaker_open");
+        this.late = commands(metrics, "late");
+        this.refused = commands(metrics, "breaker_open");
         Gauge.builder("ledgerline.redis.breaker.open", breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1)
                 .description("1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks")
                 .register(metrics);
     }
 
-    /** Sends one command: fails at once while the breaker is open, and after {@value #TIMEOUT_MS} ms without an answer. */
+    private static Counter commands(MeterRegistry metrics, String result) {
+        return Counter.builder("ledgerline.redis.commands").tag("result", result)
+                .description("Redis commands by result; late: timed out while Redis kept answering others (this process was busy), "
+                        + "not counted against Redis; breaker_open: refused without sending")
+                .register(metrics);
+    }
+
+    /** Sends one command: fails at once while the breaker is open, and after the timeout without an answer. */
     public Uni<Response> execute(String command, String... args) {
+        return guarded(command, () -> redis.execute(command, args));
+    }
+
+    /** {@code call} under the timeout and the breaker; {@code what} names it in the timeout's message. */
+    <T> Uni<T> guarded(String what, Supplier<Uni<T>> call) {
         if (!breaker.allow(System.nanoTime())) {
             refused.increment();
             return Uni.createFrom().failure(new RedisUnavailableException("the Redis breaker is open"));
@@ -87,11 +104,11 @@ public class RedisCommands {
         return Uni.createFrom().emitter(emitter -> {
             AtomicBoolean settled = new AtomicBoolean();
             long sentAt = System.nanoTime();
-            long timer = vertx.setTimer(TIMEOUT_MS, id -> {
+            long timer = vertx.setTimer(timeoutMs, id -> {
                 if (settled.compareAndSet(false, true)) {
                     // counted against Redis only if Redis answered nothing meanwhile (see Breaker#timedOut)
                     (breaker.timedOut(sentAt, System.nanoTime()) ? timedOut : late).increment();
-                    emitter.fail(new TimeoutException("Redis did not answer " + command + " within " + TIMEOUT_MS + " ms"));
+                    emitter.fail(new TimeoutException("Redis did not answer " + what + " within " + timeoutMs + " ms"));
                 }
             });
             emitter.onTermination(() -> {
@@ -101,7 +118,7 @@ public class RedisCommands {
                     breaker.abandoned(System.nanoTime());
                 }
             });
-            redis.execute(command, args).subscribe().with(
+            call.get().subscribe().with(
                     response -> {
                         if (settled.compareAndSet(false, true)) {
                             vertx.cancelTimer(timer);

@@ -39,8 +39,9 @@ public class CachingJwtParser extends DefaultJWTParser {
     void configure(LedgerlineConfig config, MeterRegistry metrics) {
         LedgerlineConfig.TokenCache settings = config.tokenCache();
         this.verified = new VerifiedTokens(settings.maxEntries(), settings.ttl().toMillis());
-        this.hits = Counter.builder("ledgerline.auth.token.cache").tag("result", "hit").register(metrics);
-        this.misses = Counter.builder("ledgerline.auth.token.cache").tag("result", "miss").register(metrics);
+        String help = "Bearer tokens answered from the verified-token cache (hit) or verified in full (miss)";
+        this.hits = Counter.builder("ledgerline.auth.token.cache").tag("result", "hit").description(help).register(metrics);
+        this.misses = Counter.builder("ledgerline.auth.token.cache").tag("result", "miss").description(help).register(metrics);
     }
 
     @Override

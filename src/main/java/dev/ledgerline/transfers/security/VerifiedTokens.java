@@ -1,9 +1,13 @@
 package dev.ledgerline.transfers.security;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Tokens whose signature and claims were verified, by their exact text, for a short while.
@@ -14,31 +18,68 @@ import java.util.concurrent.ConcurrentHashMap;
  * (a forged signature, edited claims) is a different key and is verified in full. An entry is trusted
  * until the earlier of the token's {@code exp} and {@code ttl} after its verification; after that the
  * token is verified again, so the clock-skew allowance and every other rule still apply exactly as
- * without the cache. When full, expired entries are dropped first; if it is still full, new tokens are
- * simply verified every time.
+ * without the cache.
+ *
+ * <p>A Caffeine cache bounded by {@code maxEntries}: each entry expires on its own at that instant, and when
+ * the cache is full Caffeine evicts (by frequency and recency) to make room, so new tokens keep being cached
+ * and a burst of one-off tokens cannot push the clients that return out.
  */
 final class VerifiedTokens {
 
-    private record Entry(JsonWebToken token, long trustedUntilMillis) {
+    /** {@code trustNanos}: how long the entry is trusted from its creation, the same span as {@code trustedUntilMillis}. */
+    private record Entry(JsonWebToken token, long trustedUntilMillis, long trustNanos) {
     }
 
-    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
-    private final int maxEntries;
+    /** Absent when {@code maxEntries} is 0: every token is verified in full. */
+    private final Cache<String, Entry> entries;
     private final long ttlMillis;
 
     VerifiedTokens(int maxEntries, long ttlMillis) {
-        this.maxEntries = maxEntries;
+        this(maxEntries, ttlMillis, Ticker.systemTicker(), null);
+    }
+
+    /** With a ticker and an executor of the caller's choosing (tests: a clock of their own, eviction on the caller's thread). */
+    VerifiedTokens(int maxEntries, long ttlMillis, Ticker ticker, Executor executor) {
         this.ttlMillis = ttlMillis;
+        if (maxEntries <= 0) {
+            this.entries = null;
+            return;
+        }
+        Caffeine<Object, Object> builder = Caffeine.newBuilder().maximumSize(maxEntries).ticker(ticker);
+        if (executor != null) {
+            builder.executor(executor);
+        }
+        this.entries = builder.expireAfter(new Expiry<String, Entry>() {
+            @Override
+            public long expireAfterCreate(String raw, Entry entry, long nowNanos) {
+                // Caffeine's clock is monotonic and exp is wall-clock time: put() converted the span once
+                return entry.trustNanos();
+            }
+
+            @Override
+            public long expireAfterUpdate(String raw, Entry entry, long nowNanos, long remainingNanos) {
+                return entry.trustNanos();
+            }
+
+            @Override
+            public long expireAfterRead(String raw, Entry entry, long nowNanos, long remainingNanos) {
+                return remainingNanos;
+            }
+        }).build();
     }
 
     /** The verified token, or {@code null} when it has to be verified (again). */
     JsonWebToken get(String raw, long nowMillis) {
-        Entry e = entries.get(raw);
+        if (entries == null) {
+            return null;
+        }
+        Entry e = entries.getIfPresent(raw);
         if (e == null) {
             return null;
         }
         if (nowMillis >= e.trustedUntilMillis()) {
-            entries.remove(raw, e);
+            // the wall clock passed the token's exp before the monotonic expiry did (a clock step): not trusted
+            entries.asMap().remove(raw, e);
             return null;
         }
         return e.token();
@@ -46,7 +87,7 @@ final class VerifiedTokens {
 
     /** Remembers a token that was just verified in full. */
     void put(String raw, JsonWebToken verified, long nowMillis) {
-        if (maxEntries <= 0) {
+        if (entries == null) {
             return;
         }
         long until = nowMillis + ttlMillis;
@@ -57,16 +98,15 @@ final class VerifiedTokens {
         if (until <= nowMillis) {
             return;
         }
-        if (entries.size() >= maxEntries) {
-            entries.values().removeIf(e -> nowMillis >= e.trustedUntilMillis());
-            if (entries.size() >= maxEntries) {
-                return;
-            }
-        }
-        entries.put(raw, new Entry(verified, until));
+        entries.put(raw, new Entry(verified, until, TimeUnit.MILLISECONDS.toNanos(until - nowMillis)));
     }
 
-    int size() {
-        return entries.size();
+    /** Entries held now, after pending evictions ran. */
+    long size() {
+        if (entries == null) {
+            return 0;
+        }
+        entries.cleanUp();
+        return entries.estimatedSize();
     }
 }

@@ -1,15 +1,19 @@
 package dev.ledgerline.transfers.security;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.junit.jupiter.api.Test;
 
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The verified-token cache on a clock of its own: how long an entry is trusted, and what happens when it is full. */
+/** The verified-token cache on a clock of its own: how long an entry is trusted, and that it keeps caching when full. */
 class VerifiedTokensTest {
 
     private static final long T0 = 1_800_000_000_000L; // ms
@@ -42,16 +46,33 @@ class VerifiedTokensTest {
     }
 
     @Test
-    void whenFullExpiredEntriesMakeRoomAndOtherwiseNewTokensAreNotRemembered() {
-        VerifiedTokens cache = new VerifiedTokens(2, 60_000);
-        cache.put("a", expiringAt(T0 / 1000 + 1), T0);
-        cache.put("b", expiringAt(T0 / 1000 + 3600), T0);
-        JsonWebToken c = expiringAt(T0 / 1000 + 3600);
-        cache.put("c", c, T0 + 2_000); // "a" has expired: dropped to make room
-        assertSame(c, cache.get("c", T0 + 2_000));
-        cache.put("d", expiringAt(T0 / 1000 + 3600), T0 + 2_000); // full of live entries
-        assertNull(cache.get("d", T0 + 2_000));
-        assertEquals(2, cache.size());
+    void anEntryExpiresOnTheCachesOwnClockAtTheTokensExpiry() {
+        AtomicLong nanos = new AtomicLong();
+        VerifiedTokens cache = new VerifiedTokens(10, 60_000, nanos::get, Runnable::run);
+        JsonWebToken jwt = expiringAt(T0 / 1000 + 5);
+        cache.put("a", jwt, T0);
+        nanos.set(TimeUnit.MILLISECONDS.toNanos(4_999));
+        assertSame(jwt, cache.get("a", T0));
+        nanos.set(TimeUnit.MILLISECONDS.toNanos(5_000));
+        assertNull(cache.get("a", T0), "5 s after it was stored the entry is gone, even if the wall clock stood still");
+    }
+
+    @Test
+    void aFullCacheKeepsRememberingNewTokensWithinItsBound() {
+        VerifiedTokens cache = new VerifiedTokens(100, 60_000, Ticker.systemTicker(), Runnable::run);
+        for (int i = 0; i < 1_000; i++) {
+            cache.put("t" + i, expiringAt(T0 / 1000 + 3600), T0);
+        }
+        assertTrue(cache.size() <= 100, "bounded: " + cache.size());
+        JsonWebToken late = expiringAt(T0 / 1000 + 3600);
+        cache.put("late", late, T0);
+        assertSame(late, cache.get("late", T0), "a token first seen after the cache filled up is remembered");
+        for (int i = 0; i < 50; i++) {
+            assertSame(late, cache.get("late", T0));
+            cache.put("burst" + i, expiringAt(T0 / 1000 + 3600), T0);
+        }
+        assertSame(late, cache.get("late", T0), "a token in use stays while one-off tokens come and go");
+        assertTrue(cache.size() <= 100, "bounded: " + cache.size());
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.Startup;
+import jakarta.interceptor.Interceptor;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
@@ -16,9 +17,10 @@ import jakarta.enterprise.context.ApplicationScoped;
  * <p>Micrometer hands back the same meter for the same name and tags, so the code that counts
  * ({@code PipelineMetrics}, {@code IdempotencyService}, {@code Sweeper}, {@code TransferProcessor},
  * {@code TransferResource}) increments the counters registered here; this bean only registers them
- * first, and with the same tag keys those classes use (Prometheus refuses one name with two tag sets).
+ * first, and with the same tag keys those classes use (Prometheus refuses one name with two tag sets). It starts
+ * before those classes, which build their meters at start-up too: the first registration decides the HELP text.
  */
-@Startup
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 2)
 @ApplicationScoped
 public class AlertMetrics {
 

@@ -112,7 +112,8 @@ waldump_counts() { # lsn0 lsn1 -> "index_entries heap_locks"
 }
 
 run_one() { # name spec script round
-  local name=$1 spec=$2 script=$3 round=$4 db="bench_$1"
+  local name=$1 spec=$2 script=$3 round=$4 db
+  db=bench_$(echo "$1" | tr -c "a-z0-9\n" "_")
   schema "$db" "$spec"
   q "$db" "CHECKPOINT" >/dev/null
   q "$db" "SELECT pg_stat_reset(), pg_stat_statements_reset(), pg_stat_reset_shared('wal')" >/dev/null
@@ -156,8 +157,18 @@ size_run() { # N transfers through bench/transfer.pgbench, then bytes per table
   pgbench -n -M prepared -c "$CLIENTS" -j "$JOBS" -t "$runs" $PG -f bench/transfer.pgbench "$db" > "$OUT/dbcost-$STAMP-size.txt" 2>&1
   per=$((runs * per))   # transfers per client
   q "$db" "VACUUM ANALYZE" >/dev/null
+  sizes "$db" "$per" "$runs" "after VACUUM: the files as the run left them (autovacuum off: every row version got its own space)"
+  q "$db" "VACUUM FULL ANALYZE" >/dev/null
+  sizes "$db" "$per" "after VACUUM FULL: the live rows alone, as a table whose freed space is reused holds them"
+}
+
+sizes() { # db transfers-per-client pgbench-runs-per-client label
+  local db=$1 per=$2 runs=$3
   {
-    echo "Sizes after $((per * CLIENTS)) transfers, all sent (pgbench -t $runs -c $CLIENTS -f bench/transfer.pgbench, then VACUUM ANALYZE), scaled to 1,000,000:"
+    echo
+    echo "### $4"
+    echo
+    echo "Sizes after $((per * CLIENTS)) transfers, all sent (pgbench -t $runs -c $CLIENTS -f bench/transfer.pgbench), scaled to 1,000,000:"
     echo
     echo "| table | rows | heap MB/M | indexes MB/M | total MB/M (incl. TOAST, FSM, VM) | bytes per transfer |"
     echo "|---|---:|---:|---:|---:|---:|"
@@ -174,7 +185,7 @@ size_run() { # N transfers through bench/transfer.pgbench, then bytes per table
     q "$db" "
       SELECT format('| %s | %s |', indexrelname, round(pg_relation_size(indexrelid) * 1e6 / ($per * $CLIENTS) / 1048576, 1))
         FROM pg_stat_user_indexes ORDER BY relname DESC, indexrelname"
-  } | tee "$OUT/dbcost-$STAMP-size.md"
+  } | tee -a "$OUT/dbcost-$STAMP-size.md"
 }
 
 if [ -n "$SIZE" ]; then size_run "$SIZE"; exit 0; fi

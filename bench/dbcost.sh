@@ -159,7 +159,7 @@ size_run() { # N transfers through bench/transfer.pgbench, then bytes per table
   q "$db" "VACUUM ANALYZE" >/dev/null
   sizes "$db" "$per" "$runs" "after VACUUM: the files as the run left them (autovacuum off: every row version got its own space)"
   q "$db" "VACUUM FULL ANALYZE" >/dev/null
-  sizes "$db" "$per" "after VACUUM FULL: the live rows alone, as a table whose freed space is reused holds them"
+  sizes "$db" "$per" "$runs" "after VACUUM FULL: the live rows alone, as a table whose freed space is reused holds them"
 }
 
 sizes() { # db transfers-per-client pgbench-runs-per-client label

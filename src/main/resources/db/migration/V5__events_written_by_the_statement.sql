@@ -1,10 +1,11 @@
 -- The database cost of one transfer (issue 18, SCALE.md, bench/DBCOST.md). Until V4 every INSERT and UPDATE of
 -- transfers ran a plpgsql row trigger that appended the transfer_events row, and that row's foreign key locked the
 -- transfers row again (one more WAL record per transition). bench/dbcost.sh measured the service's three
--- statements at about a quarter of the seed's plain-table floor.
+-- statements at 30 % of the seed's plain-table floor; most of the gap was the fence's pg_notify commit, which
+-- TransferRepository now batches (FenceQueue), the rest is what this migration removes.
 --
 -- From V5 each of TransferRepository's writes appends its own event in the same statement:
---     WITH t AS (UPDATE transfers ... RETURNING ...) INSERT INTO transfer_events SELECT ... FROM t
+--     WITH w AS (UPDATE transfers ... RETURNING ...) INSERT INTO transfer_events SELECT ... FROM w
 -- Every field of the event comes from the row the statement just wrote (previous_status, below, carries the status
 -- it replaced), so history and state still cannot disagree, and an event can only name a transfer that exists.
 

@@ -82,6 +82,10 @@
  *                                                                 next_attempt_at=greatest(now()+backoff,
  *                                                                   send_not_after+settle)
  *                                                               WHERE id=$1 AND version=$claimed
+ *                                                               (FenceQueue may carry several transfers'
+ *                                                               fences in one statement; each row is still
+ *                                                               written only at its own claimed version, so
+ *                                                               for ONE transfer it is this same step)
  *       zero rows -> stale worker: stale_fences++, change nothing
  * (5) release                    RedisLock#release              EVAL "if GET(key)==token then DEL" (never DEL)
  *

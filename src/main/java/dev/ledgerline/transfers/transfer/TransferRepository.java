@@ -12,14 +12,17 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 
 /**
  * All SQL of {@code transfers} and {@code transfer_events}. Every state change is one conditional
- * UPDATE; the {@code transfers_transition} trigger appends the event row in the same statement and
- * refuses changes after a terminal status, so history and state cannot disagree.
+ * UPDATE that appends its event row in the same statement ({@link #recorded}), so history and state
+ * cannot disagree; the {@code transfers_guard} trigger refuses changes after a terminal status and any
+ * version step other than one (migration V5).
  */
 @ApplicationScoped
 public class TransferRepository {
@@ -28,14 +31,30 @@ public class TransferRepository {
             id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,
             provider_reference, status, version, failure_reason, created_at, updated_at""";
 
+    /** What a write returns besides its result, for the event row {@link #recorded} appends. */
+    static final String EVENT_COLUMNS = "previous_status, last_actor, last_reason";
+
+    /**
+     * One write of {@code transfers} and its {@code transfer_events} row, in one statement: {@code write} ends
+     * with a RETURNING of {@code id}, {@code version}, {@code status} and {@link #EVENT_COLUMNS}, and the event
+     * is made of exactly those values of the row just written ({@code previous_status} holds the status the
+     * write replaced). No row written, no event. The statement answers {@code result}, read from the written row.
+     */
+    static String recorded(String write, String result) {
+        return "WITH w AS (\n" + write + "),\n"
+                + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason)\n"
+                + "      SELECT id, version, previous_status, status, last_actor, last_reason FROM w)\n"
+                + "SELECT " + result + " FROM w";
+    }
+
     /** Insert unless (user_id, idempotency_key) exists; a conflict returns no row and the caller reads the original. */
-    static final String INSERT = """
+    static final String INSERT = recorded("""
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    next_attempt_at, last_actor, last_reason)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11::bigint * interval '1 millisecond', $12, 'accepted')
             ON CONFLICT (user_id, idempotency_key) DO NOTHING
-            RETURNING\s""" + COLUMNS;
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
 
     static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
 
@@ -53,46 +72,60 @@ public class TransferRepository {
      * {@code $8} ms (clock margin and the provider's lookup lag) must have passed. A send held in transit
      * past its timeout can thus never overlap a resend (README "Why it is safe").
      */
-    static final String CLAIM = """
+    static final String CLAIM = recorded("""
             UPDATE transfers
-               SET status = 'processing', version = version + 1, claimed_by = $2,
+               SET previous_status = status, status = 'processing', version = version + 1, claimed_by = $2,
                    lease_expires_at = now() + $3::bigint * interval '1 millisecond',
                    send_not_after = now() + $7::bigint * interval '1 millisecond',
                    attempts = attempts + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
              WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
                AND (send_not_after IS NULL OR send_not_after + $8::bigint * interval '1 millisecond' <= now())
-            RETURNING version, provider_reference, amount, currency, destination_iban, destination_name, created_at,
-                      lease_expires_at, send_not_after""";
+            RETURNING id, version, status, provider_reference, amount, currency, destination_iban, destination_name,
+                      created_at, lease_expires_at, send_not_after,\s""" + EVENT_COLUMNS,
+            "version, provider_reference, amount, currency, destination_iban, destination_name, created_at, "
+                    + "lease_expires_at, send_not_after");
 
     /**
-     * The fence: a final write applies only if the writer still holds the version it claimed. The next
-     * attempt (for {@code reconciling}) comes no earlier than the last send's deadline plus {@code $8} ms.
+     * The fence, for a batch of transfers ({@link FenceQueue}): each final write applies only if its writer still
+     * holds the version it claimed ({@code $1}/{@code $2} element by element; the other arrays carry each fence's
+     * status, failure reason, delay of the next attempt in ms, actor, reason, and 1 if the send was refused). The
+     * next attempt (for {@code reconciling}) comes no earlier than the last send's deadline plus {@code $9} ms.
+     * Answers the id and new version of each row written.
      */
-    static final String FENCE = """
-            UPDATE transfers
-               SET status = $3, version = version + 1, failure_reason = $4, claimed_by = NULL, lease_expires_at = NULL,
-                   next_attempt_at = greatest(now() + $5::bigint * interval '1 millisecond',
-                                              coalesce(send_not_after, now()) + $8::bigint * interval '1 millisecond'),
-                   refused_sends = refused_sends + $9,
-                   updated_at = now(), last_actor = $6, last_reason = $7
-             WHERE id = $1 AND version = $2
-            RETURNING version""";
+    static final String FENCE = recorded("""
+            UPDATE transfers t
+               SET previous_status = t.status, status = f.status, version = t.version + 1, failure_reason = f.failure_reason,
+                   claimed_by = NULL, lease_expires_at = NULL,
+                   next_attempt_at = greatest(now() + f.next_attempt_in * interval '1 millisecond',
+                                              coalesce(t.send_not_after, now()) + $9::bigint * interval '1 millisecond'),
+                   refused_sends = t.refused_sends + f.refused,
+                   updated_at = now(), last_actor = f.actor, last_reason = f.reason
+              FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[])
+                   AS f (id, version, status, failure_reason, next_attempt_in, actor, reason, refused)
+             WHERE t.id = f.id AND t.version = f.version
+            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason""", "id, version");
+
+    /**
+     * The most fences one statement carries. Batches only grow while the previous one is in flight, so this
+     * bounds the statement's size and row locks, not the latency of a fence.
+     */
+    static final int MAX_FENCE_BATCH = 64;
 
     /**
      * Processing rows whose lease ran out: their outcome is unknown, so they go to reconciliation — looked up
      * no earlier than their send's deadline plus {@code $3} ms.
      */
-    static final String EXPIRE_LEASES = """
+    static final String EXPIRE_LEASES = recorded("""
             UPDATE transfers t
-               SET status = 'reconciling', version = t.version + 1, claimed_by = NULL, lease_expires_at = NULL,
+               SET previous_status = t.status, status = 'reconciling', version = t.version + 1, claimed_by = NULL, lease_expires_at = NULL,
                    next_attempt_at = greatest(now(), coalesce(t.send_not_after, now()) + $3::bigint * interval '1 millisecond'),
                    updated_at = now(), last_actor = $1, last_reason = 'lease expired'
               FROM (SELECT id FROM transfers
                      WHERE status = 'processing' AND lease_expires_at < now()
                      ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
              WHERE t.id = due.id AND t.status = 'processing' AND t.lease_expires_at < now()
-            RETURNING t.id, t.version""";
+            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason""", "id, version");
 
     /**
      * Pending rows no instance picked up: pushes their next attempt out so other sweepers skip them meanwhile.
@@ -150,11 +183,11 @@ public class TransferRepository {
      * Parks a reconciling transfer whose sends the provider refused and never knew,
      * {@code ledgerline.pipeline.max-refused-sends} times over: a new version (so the history says why) and no further attempt until an operator resumes it.
      */
-    static final String PARK = """
+    static final String PARK = recorded("""
             UPDATE transfers
-               SET version = version + 1, next_attempt_at = 'infinity', updated_at = now(), last_actor = $3, last_reason = $4
+               SET previous_status = status, version = version + 1, next_attempt_at = 'infinity', updated_at = now(), last_actor = $3, last_reason = $4
              WHERE id = $1 AND version = $2 AND status = 'reconciling'
-            RETURNING version""";
+            RETURNING id, version, status,\s""" + EVENT_COLUMNS, "version");
 
     /** Keyset page of the operations listing, oldest change first; {@code $1} status (or null), {@code $2} min age. */
     static final String LIST = """
@@ -185,6 +218,7 @@ public class TransferRepository {
     private final long sendWindowMs;
     /** After a send's deadline, how long until nothing of it can still surface: the clock margin and the lookup lag. */
     private final long settleMs;
+    private final FenceQueue fences = new FenceQueue(MAX_FENCE_BATCH, this::fenceBatch);
 
     public TransferRepository(Pool pool, LedgerlineConfig config) {
         this.pool = pool;
@@ -241,9 +275,35 @@ public class TransferRepository {
      */
     public Uni<Boolean> fence(UUID id, long claimedVersion, TransferStatus status, String failureReason,
                               Duration nextAttemptIn, String actor, String reason, boolean refused) {
-        Tuple params = Tuple.from(Arrays.asList(id, claimedVersion, status.db(), failureReason,
-                nextAttemptIn.toMillis(), actor, reason, settleMs, refused ? 1 : 0));
-        return run(FENCE, params).map(rows -> rows.rowCount() == 1);
+        return fences.fence(new FenceQueue.Fence(id, claimedVersion, status.db(), failureReason, nextAttemptIn.toMillis(),
+                actor, reason, refused ? 1 : 0));
+    }
+
+    private Uni<Set<UUID>> fenceBatch(List<FenceQueue.Fence> batch) {
+        int n = batch.size();
+        UUID[] ids = new UUID[n];
+        Long[] versions = new Long[n];
+        String[] statuses = new String[n];
+        String[] failureReasons = new String[n];
+        Long[] nextAttemptIn = new Long[n];
+        String[] actors = new String[n];
+        String[] reasons = new String[n];
+        Integer[] refused = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            FenceQueue.Fence f = batch.get(i);
+            ids[i] = f.id();
+            versions[i] = f.version();
+            statuses[i] = f.status();
+            failureReasons[i] = f.failureReason();
+            nextAttemptIn[i] = f.nextAttemptInMs();
+            actors[i] = f.actor();
+            reasons[i] = f.reason();
+            refused[i] = f.refused();
+        }
+        Tuple params = Tuple.tuple().addArrayOfUUID(ids).addArrayOfLong(versions).addArrayOfString(statuses)
+                .addArrayOfString(failureReasons).addArrayOfLong(nextAttemptIn).addArrayOfString(actors)
+                .addArrayOfString(reasons).addArrayOfInteger(refused).addLong(settleMs);
+        return run(FENCE, params).map(rows -> new HashSet<>(ids(rows, "id")));
     }
 
     /** Parks a reconciling row at {@code version} for an operator; {@code false} when the row moved on. */

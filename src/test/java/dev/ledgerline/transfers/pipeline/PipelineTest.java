@@ -67,8 +67,42 @@ class PipelineTest {
 
         var events = as(writer("alice")).get("/v1/transfers/" + id + "/events").then().statusCode(200).extract().jsonPath();
         assertEquals(List.of("pending", "processing", "sent"), events.getList("events.toStatus"));
+        assertEquals(java.util.Arrays.asList(null, "pending", "processing"), events.getList("events.fromStatus"),
+                "each event starts where the previous one ended");
         assertEquals(List.of(0, 1, 2), events.getList("events.version"));
         paidAsRequested(id, 1250);
+    }
+
+    /**
+     * The state machine's refusals live in the database, for any writer, not only in the service's statements: a
+     * final transfer cannot change, a version moves by exactly one, and transfers (with their history) are kept.
+     */
+    @Test
+    void theDatabaseRefusesAChangeAfterAFinalStatusAVersionJumpAndADelete() {
+        String id = Api.create(writer("alice"), 1275);
+        Await.status(id, "sent", DEADLINE);
+
+        RuntimeException terminal = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
+                "UPDATE transfers SET status = 'reconciling', version = version + 1, last_actor = 'test' WHERE id = ?::uuid", id));
+        assertTrue(String.valueOf(terminal.getCause()).contains("cannot change"), terminal.toString());
+        org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> Db.update("DELETE FROM transfers WHERE id = ?::uuid", id));
+
+        String open = java.util.UUID.randomUUID().toString();
+        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
+                        + "destination_name, provider_reference, status, next_attempt_at, last_actor) "
+                        + "VALUES (?::uuid, 'guard', ?, 'fp', 10, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', 'test')",
+                open, "guard-" + open, Api.IBAN, "ll_" + open.replace("-", ""));
+        RuntimeException jump = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
+                "UPDATE transfers SET status = 'processing', version = version + 2, last_actor = 'test' WHERE id = ?::uuid", open));
+        assertTrue(String.valueOf(jump.getCause()).contains("version must move"), jump.toString());
+        RuntimeException silent = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
+                "UPDATE transfers SET status = 'processing', last_actor = 'test' WHERE id = ?::uuid", open));
+        assertTrue(String.valueOf(silent.getCause()).contains("without a new version"), silent.toString());
+
+        Map<String, Object> row = Db.query("SELECT status, version FROM transfers WHERE id = ?::uuid", id).get(0);
+        assertEquals("sent", row.get("status"));
+        assertEquals(2L, row.get("version"));
     }
 
     @Test

@@ -1,0 +1,131 @@
+package dev.ledgerline.transfers.transfer;
+
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Queue;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * Fences leave this instance in batches, one batch in flight at a time: a fence asked for while none is in
+ * flight goes at once, alone; the fences asked for meanwhile go together in the next statement. The fence to a
+ * final status announces itself with pg_notify, and PostgreSQL commits notifying transactions one at a time, each
+ * waiting for its own WAL flush (bench/FINDINGS.md, bench/DBCOST.md); a batch pays that flush once for all its
+ * transfers. Under light load every batch holds one fence and nothing waits; under load the batches grow by
+ * themselves, the way group commit does.
+ *
+ * <p>Each fence is still its own conditional write: the statement updates a row only where its (id, version)
+ * still matches, and a caller learns whether its row was written. Two fences of one transfer never share a
+ * batch (the second waits for the next), so each answer is about its own write. A failed or timed-out batch
+ * fails every fence in it; as for a single statement, each may still have committed, which every caller
+ * tolerates (the pipeline re-reads through its fenced UPDATEs).
+ */
+final class FenceQueue {
+
+    /** One fence: write {@code status} over the row at {@code version}, with the fields of its event. */
+    record Fence(UUID id, long version, String status, String failureReason, long nextAttemptInMs, String actor,
+                 String reason, int refused) {
+    }
+
+    private record Waiting(Fence fence, Context context, UniEmitter<? super Boolean> emitter) {
+        void answer(Set<UUID> written) {
+            boolean fenced = written.contains(fence.id());
+            run(() -> emitter.complete(fenced));
+        }
+
+        void fail(Throwable failure) {
+            run(() -> emitter.fail(failure));
+        }
+
+        /** Answers on the caller's own Vert.x context, not on the one that ran the batch. */
+        private void run(Runnable answer) {
+            if (context == null) {
+                answer.run();
+            } else {
+                context.runOnContext(ignored -> answer.run());
+            }
+        }
+    }
+
+    private final Queue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean inFlight = new AtomicBoolean();
+    private final int maxBatch;
+    /** Writes a batch and answers the ids of the rows it wrote. */
+    private final Function<List<Fence>, Uni<Set<UUID>>> write;
+
+    FenceQueue(int maxBatch, Function<List<Fence>, Uni<Set<UUID>>> write) {
+        this.maxBatch = maxBatch;
+        this.write = write;
+    }
+
+    /** {@code true} when the row was still at the fence's version and now carries its status. */
+    Uni<Boolean> fence(Fence fence) {
+        return Uni.createFrom().emitter(emitter -> {
+            waiting.add(new Waiting(fence, Vertx.currentContext(), emitter));
+            next();
+        });
+    }
+
+    private void next() {
+        if (!inFlight.compareAndSet(false, true)) {
+            return;
+        }
+        List<Waiting> batch = take();
+        if (batch.isEmpty()) {
+            inFlight.set(false);
+            // a fence queued after take() looked, but before the flag was down, would otherwise wait for the next one
+            if (!waiting.isEmpty()) {
+                next();
+            }
+            return;
+        }
+        List<Fence> fences = new ArrayList<>(batch.size());
+        for (Waiting w : batch) {
+            fences.add(w.fence());
+        }
+        Uni<Set<UUID>> written;
+        try {
+            written = write.apply(fences);
+        } catch (RuntimeException e) {
+            written = Uni.createFrom().failure(e);
+        }
+        written.subscribe().with(ids -> {
+            done();
+            batch.forEach(w -> w.answer(ids));
+        }, failure -> {
+            done();
+            batch.forEach(w -> w.fail(failure));
+        });
+    }
+
+    private void done() {
+        inFlight.set(false);
+        next();
+    }
+
+    /** Up to {@code maxBatch} waiting fences, at most one per transfer; the others stay queued. */
+    private List<Waiting> take() {
+        List<Waiting> batch = new ArrayList<>();
+        List<Waiting> later = new ArrayList<>();
+        Set<UUID> ids = new HashSet<>();
+        Waiting w;
+        while (batch.size() < maxBatch && (w = waiting.poll()) != null) {
+            if (ids.add(w.fence().id())) {
+                batch.add(w);
+            } else {
+                later.add(w);
+            }
+        }
+        waiting.addAll(later);
+        return batch;
+    }
+}

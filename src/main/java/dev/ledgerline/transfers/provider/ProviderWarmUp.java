@@ -34,8 +34,8 @@ public class ProviderWarmUp {
         ClientProxy.unwrap(client);
         ClientProxy.unwrap(rest);
         try {
-            // blocking-ok: the start-up thread, never an event loop; the service is not serving yet
-            guarded().await().atMost(Duration.ofSeconds(30));
+            // the start-up thread, never an event loop; the service is not serving yet
+            guarded().await().atMost(Duration.ofSeconds(30)); // blocking-ok
         } catch (RuntimeException e) {
             LOG.warnf("step=warm-up fault tolerance did not warm up at start-up, the first send will: %s", e.toString());
         }

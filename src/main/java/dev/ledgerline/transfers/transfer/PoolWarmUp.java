@@ -33,8 +33,8 @@ class PoolWarmUp {
                 .mapToObj(i -> pool.preparedQuery("SELECT $1::int").execute(Tuple.of(i)).map(rows -> rows.size()))
                 .toList();
         try {
-            // blocking-ok: the start-up thread, never an event loop; the service is not serving yet
-            Uni.join().all(statements).andCollectFailures().await().atMost(Duration.ofSeconds(30));
+            // the start-up thread, never an event loop; the service is not serving yet
+            Uni.join().all(statements).andCollectFailures().await().atMost(Duration.ofSeconds(30)); // blocking-ok
         } catch (RuntimeException e) {
             LOG.warnf("step=warm-up could not open PostgreSQL connections at start-up, the first requests will: %s", e.toString());
         }

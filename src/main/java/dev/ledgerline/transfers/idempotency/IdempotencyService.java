@@ -10,6 +10,7 @@ import dev.ledgerline.transfers.transfer.NewTransfer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -18,8 +19,10 @@ import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
  * Accepts a transfer at most once per (principal, Idempotency-Key).
@@ -50,11 +53,17 @@ public class IdempotencyService {
     /** A Redis read that did not answer. */
     private static final String UNAVAILABLE = "\u0000unavailable";
 
+    /** The decisions counted, as {@code path/result}: the fast path (Redis) and the database path. */
+    private static final List<String> DECISIONS = List.of("fast/mismatch", "fast/replay_final", "fast/in_flight",
+            "fast/replay", "db/first_use", "db/redis_unavailable", "db/cache_unreadable", "db/mismatch",
+            "db/replay_after_marker", "db/cache_stale", "db/replay");
+
     private final TransferRepository transfers;
     private final RedisCommands cache;
     private final LedgerlineConfig config;
     private final String actor;
-    private final MeterRegistry metrics;
+    /** Every decision's counter, built once: {@code path/result} → counter. */
+    private final Map<String, Counter> decisions;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
                               InstanceId instance, MeterRegistry metrics) {
@@ -62,8 +71,12 @@ public class IdempotencyService {
         this.cache = cache;
         this.config = config;
         this.actor = instance.value();
-        this.metrics = metrics;
+        this.decisions = DECISIONS.stream().collect(Collectors.toUnmodifiableMap(d -> d, d -> {
+            String[] pathResult = d.split("/");
+            return metrics.counter("ledgerline.idempotency", "path", pathResult[0], "result", pathResult[1]);
+        }));
     }
+
 
     /** Redis key for a (principal, key) in the default generation: hashed, so client input never shapes the key space. */
     static String redisKey(String principal, IdempotencyKey key) {
@@ -211,6 +224,6 @@ public class IdempotencyService {
     }
 
     private void count(String path, String result) {
-        metrics.counter("ledgerline.idempotency", "path", path, "result", result).increment();
+        decisions.get(path + "/" + result).increment();
     }
 }

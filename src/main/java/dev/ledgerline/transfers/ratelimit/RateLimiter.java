@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -13,6 +14,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -77,7 +80,8 @@ public class RateLimiter {
 
     private final RedisCommands redis;
     private final LocalBuckets local;
-    private final MeterRegistry metrics;
+    /** Every admission's counter, built once: {@code kind/store/result} → counter. */
+    private final Map<String, Counter> admissions = new HashMap<>();
     private final boolean enabled;
     private final double writeRate;
     private final int writeBurst;
@@ -87,7 +91,14 @@ public class RateLimiter {
     public RateLimiter(RedisCommands redis, LedgerlineConfig config, MeterRegistry metrics) {
         LedgerlineConfig.RateLimit limits = config.rateLimit();
         this.redis = redis;
-        this.metrics = metrics;
+        for (Kind kind : Kind.values()) {
+            for (String store : List.of("redis", "local")) {
+                for (String result : List.of("limited", "allowed")) {
+                    admissions.put(kind + "/" + store + "/" + result, metrics.counter("ledgerline.rate.limit",
+                            "kind", kind.name().toLowerCase(), "store", store, "result", result));
+                }
+            }
+        }
         this.enabled = limits.enabled();
         this.writeRate = limits.writes().perSecond();
         this.writeBurst = limits.writes().burst();
@@ -141,7 +152,6 @@ public class RateLimiter {
     }
 
     private void count(Kind kind, String store, long wait) {
-        metrics.counter("ledgerline.rate.limit", "kind", kind.name().toLowerCase(), "store", store,
-                "result", wait > 0 ? "limited" : "allowed").increment();
+        admissions.get(kind + "/" + store + "/" + (wait > 0 ? "limited" : "allowed")).increment();
     }
 }

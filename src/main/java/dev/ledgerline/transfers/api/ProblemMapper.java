@@ -16,6 +16,7 @@ import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -93,7 +94,7 @@ public class ProblemMapper {
     }
 
     static Response.ResponseBuilder builder(ProblemType type, String detail, HttpServerRequest request,
-                                            java.util.List<Problem.FieldError> errors) {
+                                            List<Problem.FieldError> errors) {
         Problem body = new Problem(type.uri(), type.title(), type.status(), detail, request == null ? null : request.path(), errors);
         return Response.status(type.status()).type(Problem.MEDIA_TYPE).entity(body);
     }

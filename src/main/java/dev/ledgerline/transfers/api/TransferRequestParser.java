@@ -14,6 +14,7 @@ import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -21,7 +22,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Turns a raw body into a {@link TransferRequest} or a 400/413/415 problem listing every violated field.
@@ -105,7 +108,7 @@ public class TransferRequestParser {
         String description = text(root.get("description"), "description", limits.maxDescriptionLength(), false, errors);
         if (!errors.isEmpty()) {
             throw new ProblemException(ProblemType.VALIDATION_FAILED,
-                    errors.size() == 1 ? "One field is not valid." : errors.size() + " fields are not valid.", errors, java.util.Map.of());
+                    errors.size() == 1 ? "One field is not valid." : errors.size() + " fields are not valid.", errors, Map.of());
         }
         return new TransferRequest(amount, currency, destination, description);
     }
@@ -119,7 +122,7 @@ public class TransferRequestParser {
             return root;
         } catch (JsonProcessingException e) {
             throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid JSON: " + e.getOriginalMessage());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body could not be read.");
         }
     }
@@ -157,7 +160,7 @@ public class TransferRequestParser {
         }
         String value = node.textValue();
         if (!limits.currencies().contains(value)) {
-            errors.add(new Problem.FieldError("currency", "must be one of the accepted ISO 4217 codes " + new java.util.TreeSet<>(limits.currencies())));
+            errors.add(new Problem.FieldError("currency", "must be one of the accepted ISO 4217 codes " + new TreeSet<>(limits.currencies())));
         }
         return value;
     }

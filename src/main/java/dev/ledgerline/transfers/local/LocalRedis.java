@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -86,7 +87,7 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     private void launch() throws IOException {
-        List<String> command = new java.util.ArrayList<>(List.of(binary().toString(),
+        List<String> command = new ArrayList<>(List.of(binary().toString(),
                 "--port", Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--save", "",

@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
  * task of 100 ms or more is reported, with its stack, within 50 ms of crossing the line.
  *
  * <p>Each report is sorted by what the thread was doing when Vert.x looked. A thread whose top frames are a
- * blocking primitive (a sleep, a park, a monitor wait, a {@code java.net.Socket} waiting for bytes, a future's
- * {@code get}, a DNS lookup) was <em>waiting</em> on the event loop: that is a bug however short the wait. A thread caught running
+ * blocking primitive (a sleep, a park, a monitor wait, a {@code java.net.Socket} waiting for bytes or for its
+ * connection, a future's {@code get}, a DNS lookup) was <em>waiting</em> on the event loop: that is a bug however short the wait. A thread caught running
  * code (class loading, JIT-cold first calls, or nothing at all on a machine with 15 runnable threads per core)
  * was <em>running</em>: slow, and reported, but only a bug once it reaches {@link #RUNNING_LIMIT_MS}.
  */
@@ -39,7 +39,7 @@ final class BlockedThreadReports {
             "java.util.concurrent.CompletableFuture.get", "java.util.concurrent.CompletableFuture.join",
             "java.util.concurrent.CompletableFuture.waitingGet", "java.util.concurrent.FutureTask.get",
             "sun.nio.ch.NioSocketImpl.park", "sun.nio.ch.Net.poll",
-            "sun.nio.ch.Net.connect", "java.net.Inet4AddressImpl.lookupAllHostAddr",
+            "sun.nio.ch.NioSocketImpl.connect", "java.net.Inet4AddressImpl.lookupAllHostAddr",
             "java.net.Inet6AddressImpl.lookupAllHostAddr", "java.lang.ProcessImpl.waitFor",
             "java.lang.ProcessHandleImpl.waitForProcessExit");
 

@@ -83,6 +83,25 @@ class BlockedThreadReportsTest {
     }
 
     @Test
+    void nettysNonBlockingConnectIsNotAWait() {
+        // seen in a loaded CI run: a Netty channel starting a connect, which returns at once on a non-blocking channel
+        Report connect = only(report(120, "java.base@17.0.15/sun.nio.ch.Net.connect0(Native Method)",
+                "java.base@17.0.15/sun.nio.ch.Net.connect(Net.java:579)",
+                "java.base@17.0.15/sun.nio.ch.Net.connect(Net.java:586)",
+                "java.base@17.0.15/sun.nio.ch.SocketChannelImpl.connect(SocketChannelImpl.java:853)",
+                "io.netty.util.internal.SocketUtils$3.run(SocketUtils.java:91)"));
+        assertFalse(connect.waiting(), "a non-blocking channel connect returns at once: running, not waiting");
+        assertFalse(connect.isBug());
+        Report socket = only(report(101, "java.base@17.0.15/sun.nio.ch.Net.connect0(Native Method)",
+                "java.base@17.0.15/sun.nio.ch.Net.connect(Net.java:579)",
+                "java.base@17.0.15/sun.nio.ch.Net.connect(Net.java:568)",
+                "java.base@17.0.15/sun.nio.ch.NioSocketImpl.connect(NioSocketImpl.java:593)",
+                "java.base@17.0.15/java.net.SocksSocketImpl.connect(SocksSocketImpl.java:327)",
+                "java.base@17.0.15/java.net.Socket.connect(Socket.java:633)"));
+        assertTrue(socket.isBug(), "a java.net.Socket connecting without a timeout blocks until connected");
+    }
+
+    @Test
     void anIdleSelectorIsNotAWait() {
         Report idle = only(report(147, "java.base@17.0.15/sun.nio.ch.EPoll.wait(Native Method)",
                 "java.base@17.0.15/sun.nio.ch.EPollSelectorImpl.doSelect(EPollSelectorImpl.java:118)"));

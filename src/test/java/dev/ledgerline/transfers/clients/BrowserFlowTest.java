@@ -55,24 +55,32 @@ class BrowserFlowTest {
         assertEquals("true", dom.path("done").asText(), "page error: " + dom.path("error").asText() + "\n" + run.toPrettyString());
         assertEquals("sent", dom.path("status").asText());
         assertEquals("sent", dom.path("statusClass").asText());
-        assertEquals("2", dom.path("attempts").asText());
+        // the first attempt was dropped, so at least one retry; a starved machine may need more (an attempt that
+        // outlives the SDK's 10 s attempt timeout is retried too), each one reported by the page and under the one key
+        int attempts = Integer.parseInt(dom.path("attempts").asText("0"));
+        assertTrue(attempts >= 2, "attempts: " + attempts + "\n" + run.toPrettyString());
         assertEquals("true", dom.path("replayed").asText(), "the retry was answered as a replay of the dropped attempt");
-        assertEquals(1, dom.path("retries").size());
-        assertTrue(dom.path("retries").get(0).asText().contains("with the same key"), dom.path("retries").toString());
+        assertEquals(attempts - 1, dom.path("retries").size(), dom.path("retries").toString());
+        for (JsonNode retry : dom.path("retries")) {
+            assertTrue(retry.asText().contains("with the same key"), dom.path("retries").toString());
+        }
+        assertTrue(dom.path("retries").get(0).asText().matches("attempt 1 failed \\((?!\\d+\\)).*"),
+                "the first attempt failed at the network level, not with a status: " + dom.path("retries"));
         String key = dom.path("key").asText();
         String id = dom.path("transfer-id").asText();
 
         // the browser saw the first POST fail at the network level
         List<JsonNode> failedPosts = select(run.path("browser").path("failures"), n -> n.path("method").asText().equals("POST"));
-        assertEquals(1, failedPosts.size(), run.path("browser").toPrettyString());
+        assertTrue(failedPosts.size() >= 1 && failedPosts.size() <= attempts - 1, run.path("browser").toPrettyString());
 
-        // both attempts carried the one key, the first was answered by the service and dropped on the way back
+        // every attempt carried the one key; the first was answered by the service and dropped on the way back, and
+        // the last was answered as a replay of it
         List<JsonNode> posts = select(run.path("exchanges"), n -> n.path("method").asText().equals("POST") && n.path("path").asText().equals("/v1/transfers"));
-        assertEquals(2, posts.size(), run.path("exchanges").toPrettyString());
+        assertTrue(posts.size() >= 2 && posts.size() <= attempts, attempts + " attempts, at the proxy: " + run.path("exchanges").toPrettyString());
         assertTrue(posts.get(0).path("dropped").asBoolean());
         assertEquals(201, posts.get(0).path("status").asInt());
-        assertEquals(List.of(key, key), posts.stream().map(p -> p.path("idempotencyKey").asText()).toList());
-        assertEquals("true", posts.get(1).path("headers").path("idempotent-replayed").asText());
+        assertEquals(Set.of(key), posts.stream().map(p -> p.path("idempotencyKey").asText()).collect(Collectors.toSet()));
+        assertEquals("true", posts.get(posts.size() - 1).path("headers").path("idempotent-replayed").asText());
 
         // exactly one transfer for the intent, and it is sent
         List<java.util.Map<String, Object>> rows = Db.query("SELECT id::text AS id, status FROM transfers WHERE user_id = ? AND idempotency_key = ?", SUBJECT, key);

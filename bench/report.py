@@ -391,6 +391,13 @@ recovery = root / "bench" / "RECOVERY.md"
 if recovery.exists():
     w("")
     w(recovery.read_text().rstrip())
+# the database cost per transfer (bench/dbcost.sh, bench/servicecost.sh, issue 18), written by hand from their own runs;
+# its headings one level down, under this report's
+dbcost = root / "bench" / "DBCOST.md"
+if dbcost.exists():
+    w("")
+    text = dbcost.read_text().rstrip().replace("](../", "](")   # its links are relative to bench/
+    w("\n".join("#" + line if line.startswith("#") else line for line in text.splitlines()))
 # the Redis guard A/B (bench/ft-ab.sh, issue 19), written by hand from its own run
 ft_ab = root / "bench" / "FT-AB.md"
 if ft_ab.exists():

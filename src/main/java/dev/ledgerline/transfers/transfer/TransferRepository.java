@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -219,9 +221,16 @@ public class TransferRepository {
     /** After a send's deadline, how long until nothing of it can still surface: the clock margin and the lookup lag. */
     private final long settleMs;
     private final FenceQueue fences = new FenceQueue(MAX_FENCE_BATCH, this::fenceBatch);
+    /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
+    private final DistributionSummary fenceBatchSize;
 
-    public TransferRepository(Pool pool, LedgerlineConfig config) {
+    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics) {
         this.pool = pool;
+        this.fenceBatchSize = DistributionSummary.builder("ledgerline.fence.batch.size")
+                .description("Fences written by one batch statement (one commit, one WAL flush)")
+                .baseUnit("fences")
+                .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
+                .register(metrics);
         this.deadline = config.transfers().databaseTimeout();
         this.sendWindowMs = Math.min(config.provider().timeoutMs(),
                 config.pipeline().lease().minus(config.pipeline().margin()).toMillis());
@@ -281,6 +290,7 @@ public class TransferRepository {
 
     private Uni<Set<UUID>> fenceBatch(List<FenceQueue.Fence> batch) {
         int n = batch.size();
+        fenceBatchSize.record(n);
         UUID[] ids = new UUID[n];
         Long[] versions = new Long[n];
         String[] statuses = new String[n];

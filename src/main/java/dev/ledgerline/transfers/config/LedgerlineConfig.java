@@ -234,8 +234,14 @@ public interface LedgerlineConfig {
         @WithDefault("PT2S")
         Duration margin();
 
-        /** Transfers processed at once by this instance; beyond it, dispatch waits for the sweeper. */
-        @WithDefault("64")
+        /**
+         * Transfers processed at once by this instance; beyond it, dispatch waits for the sweeper. A pass spends most
+         * of its time waiting (for a pooled connection, the provider, its fence batch), so the bound sits well above
+         * the pool size: at 64, an instance near its limit deferred a third of its transfers to the sweeper, which
+         * costs each of them a Redis lock, a sweep query and the pending grace (bench/DBCOST.md, "The service
+         * itself"). It stays below the provider bulkhead's 64 running plus 256 queued sends.
+         */
+        @WithDefault("256")
         int maxInFlight();
 
         /** How often the sweeper looks for dropped, expired and reconciling transfers. */

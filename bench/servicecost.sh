@@ -11,7 +11,10 @@
 # pg_stat_database and pg_stat_wal, offers RATE new transfers/s for SECS s, and divides by the transfers that
 # reached `sent` in it. The idle instances' sweepers run meanwhile and their few statements are counted too.
 # Then pgbench runs bench/transfer.pgbench on the same cluster: the limit of the SQL alone, for the ratio.
-# Env: RATE (600) SECS (20) ROUNDS (2) WARM_S (60) PORT (55433) APP (target/quarkus-app) OUT (bench/out).
+# Env: RATE (600; a list steps through each rate in every round) SECS (20) ROUNDS (2) WARM_S (60) PORT (55433)
+# APP (target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
+# core(s), the instances, the driver, the stand-in and pgbench's client on the other(s), so the service is measured
+# against a database that does not share its CPU, as when instances run on other machines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -21,9 +24,12 @@ OUT=${OUT:-$ROOT/bench/out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 REPORT=$OUT/servicecost-$STAMP.md
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+PG_PIN=(); SVC_PIN=()
+[ -n "${PG_CPUS:-}" ] && PG_PIN=(taskset -c "$PG_CPUS")
+[ -n "${SVC_CPUS:-}" ] && SVC_PIN=(taskset -c "$SVC_CPUS")
 BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DRIVER_CP="$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*"
-LONG_JVM=("$JAVA_HOME/bin/java" -Xmx512m -XX:+UseSerialGC -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
+LONG_JVM=("${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -Xmx512m -XX:+UseSerialGC -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
 [ -f "$APP/quarkus-run.jar" ] || { echo "no $APP/quarkus-run.jar: ./mvnw -B -q package -DskipTests" >&2; exit 1; }
 [ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -f bench/driver/pom.xml package" >&2; exit 1; }
 if [ $# -eq 0 ]; then
@@ -61,7 +67,7 @@ shared_buffers = 128MB
 max_wal_size = 1GB
 max_connections = 200
 CONF
-as_pg "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w start >/dev/null
+as_pg "${PG_PIN[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w start >/dev/null   # backends inherit the pin
 PG="-h 127.0.0.1 -p $PORT -U postgres"
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -t -A $PG -d "$1" -v ON_ERROR_STOP=1 -c "$2"; }
@@ -91,12 +97,12 @@ for variant in "$@"; do
     LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:18290/provider" "${extra[@]}" \
-    "$JAVA_HOME/bin/java" -jar "$APP/quarkus-run.jar" > "$OUT/servicecost-$name.log" 2>&1 &
+    "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -jar "$APP/quarkus-run.jar" > "$OUT/servicecost-$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name"); ENVS+=("$envs"); SVCS+=($!); HTTP+=($port)
   for _ in $(seq 1 240); do curl -fsS "http://127.0.0.1:$(( port + 1 ))/q/health/live" >/dev/null 2>&1 && break; sleep 0.5; done
   i=$(( i + 1 ))
 done
-echo "servicecost: ${NAMES[*]} at $RATE/s, $ROUNDS rounds of $SECS s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
+echo "servicecost: ${NAMES[*]} at ${RATE// //s, }/s, pins: postgres ${PG_CPUS:-any}, the rest ${SVC_CPUS:-any}, $ROUNDS rounds of $SECS s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 for k in "${!NAMES[@]}"; do   # warm-ups one after the other, so each JIT sees the same load
   drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate=300 --duration="$WARM_S" \
     --prefix="warm-${NAMES[$k]}-$STAMP" --ids="$OUT/servicecost-ids.txt" --label=warm --connections=32 >/dev/null
@@ -106,11 +112,12 @@ sleep 5
 JSONL=$OUT/servicecost-$STAMP.jsonl; : > "$JSONL"
 sent_total() { q ledgerline "SELECT count(*) FROM transfer_events WHERE to_status = 'sent'"; }
 for round in $(seq 1 "$ROUNDS"); do
+ for rate in $RATE; do
   for k in "${!NAMES[@]}"; do
     name=${NAMES[$k]}
     q ledgerline "SELECT pg_stat_statements_reset(); SELECT pg_stat_reset(); SELECT pg_stat_reset_shared('wal')" >/dev/null
     n0=$(sent_total); wal0=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal"); c0=$(pg_ticks); s0=$(ticks "${SVCS[$k]}"); t0=$(date +%s%N)
-    js=$(drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate="$RATE" --duration="$SECS" \
+    js=$(drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate="$rate" --duration="$SECS" \
       --prefix="$name-$round-$STAMP" --ids="$OUT/servicecost-ids.txt" --label="$name" --connections=32)
     sleep 2   # the last fences of the window
     t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); c1=$(pg_ticks); n1=$(sent_total)
@@ -136,6 +143,7 @@ for round in $(seq 1 "$ROUNDS"); do
         pgCores: ($pg / $hz / ($wall / 1000)), serviceCores: ($svc / $hz / ($wall / 1000)), load: $load, top: $top}' >> "$JSONL"
     tail -1 "$JSONL" | jq -r '"\(.name) round \(.round): \(.sent) sent, \(.commits | . * 100 | round / 100) commits, \(.pgCpuUs | round) µs postgres CPU, \(.serviceCpuUs | round) µs service CPU per transfer; p99 \(.p99) ms"' >&2
   done
+ done
 done
 
 # ---------------------------------------------------------------- the same SQL alone, on the same cluster
@@ -147,7 +155,7 @@ for migration in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do
 done
 per=$(awk '/^-- transfers-per-run:/{print $3; exit}' bench/transfer.pgbench); per=${per:-1}
 c0=$(pg_ticks)
-pgbench -n -M prepared -c 20 -j 2 -T "$SECS" $PG -f bench/transfer.pgbench pgb > "$OUT/servicecost-$STAMP-pgbench.txt" 2>&1
+"${SVC_PIN[@]}" pgbench -n -M prepared -c 20 -j 2 -T "$SECS" $PG -f bench/transfer.pgbench pgb > "$OUT/servicecost-$STAMP-pgbench.txt" 2>&1
 c1=$(pg_ticks)
 pgb_tps=$(awk -v per="$per" '/^tps = /{printf "%.0f", $3 * per; exit}' "$OUT/servicecost-$STAMP-pgbench.txt")
 pgb_runs=$(awk '/number of transactions actually processed/{print $NF; exit}' "$OUT/servicecost-$STAMP-pgbench.txt" | cut -d/ -f1)
@@ -156,16 +164,19 @@ pgb_cpu=$(echo "$c0 $c1 $pgb_runs $per $TICK" | awk '{printf "%.0f", ($2 - $1) /
 {
   echo "# Service database cost, $STAMP"
   echo
-  echo "\`bench/servicecost.sh $*\` — RATE=$RATE SECS=$SECS ROUNDS=$ROUNDS WARM_S=$WARM_S, private PostgreSQL 15"
+  echo "\`bench/servicecost.sh $*\` — RATE=\"$RATE\" PG_CPUS=${PG_CPUS:-} SVC_CPUS=${SVC_CPUS:-} SECS=$SECS ROUNDS=$ROUNDS WARM_S=$WARM_S, private PostgreSQL 15"
   echo "(fsync on, pg_stat_statements track=top, autovacuum off), 1-minute load at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "Per transfer that reached \`sent\` in the window (mean over the rounds):"
   echo
-  echo "| variant | settings | achieved req/s | p50 ms | p99 ms | errors | statements | commits | fences per batch | rows written | WAL bytes | statement time ms | postgres CPU µs | service CPU µs | postgres cores | service cores |"
-  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| variant | settings | offered req/s | achieved req/s | sent/s ÷ pgbench | p50 ms | p99 ms | errors | statements | commits | fences per batch | rows written | WAL bytes | statement time ms | postgres CPU µs | service CPU µs | postgres cores | service cores |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in "${!NAMES[@]}"; do
-    jq -s -r --arg n "${NAMES[$k]}" --arg e "${ENVS[$k]}" 'map(select(.name == $n)) as $r | ($r | length) as $c
+   for rate in $RATE; do
+    jq -s -r --arg n "${NAMES[$k]}" --arg e "${ENVS[$k]}" --argjson rate "$rate" --argjson pgb "$pgb_tps" \
+      'map(select(.name == $n and .offered == $rate)) as $r | ($r | length) as $c
       | def m(f): ($r | map(f) | add / $c);
-      "| \($n) | `\($e)` | \(m(.achieved) | round) | \(m(.p50) * 100 | round / 100) | \(m(.p99) * 100 | round / 100) | \(m(.errors)) | \(m(.statements) * 100 | round / 100) | \(m(.commits) * 100 | round / 100) | \(m(.fenceBatch) * 100 | round / 100) | \(m(.rows) * 100 | round / 100) | \(m(.walBytes) | round) | \(m(.execMs) * 1000 | round / 1000) | \(m(.pgCpuUs) | round) | \(m(.serviceCpuUs) | round) | \(m(.pgCores) * 100 | round / 100) | \(m(.serviceCores) * 100 | round / 100) |"' "$JSONL"
+      "| \($n) | `\($e)` | \($rate) | \(m(.achieved) | round) | \(m(.sent / (.wallMs - 2000) * 1000) / $pgb * 100 | round) % | \(m(.p50) * 100 | round / 100) | \(m(.p99) * 100 | round / 100) | \(m(.errors)) | \(m(.statements) * 100 | round / 100) | \(m(.commits) * 100 | round / 100) | \(m(.fenceBatch) * 100 | round / 100) | \(m(.rows) * 100 | round / 100) | \(m(.walBytes) | round) | \(m(.execMs) * 1000 | round / 1000) | \(m(.pgCpuUs) | round) | \(m(.serviceCpuUs) | round) | \(m(.pgCores) * 100 | round / 100) | \(m(.serviceCores) * 100 | round / 100) |"' "$JSONL"
+   done
   done
   echo
   echo "The same SQL alone: pgbench -n -M prepared -c 20 -j 2 -T $SECS -f bench/transfer.pgbench on the same cluster:"

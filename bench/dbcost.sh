@@ -50,27 +50,12 @@ if [ $# -eq 0 ]; then   # the floor, then the service before V5 and each step to
 fi
 
 # ---------------------------------------------------------------- the private cluster
-TMP=$(mktemp -d /tmp/dbcost.XXXXXX); chmod 755 "$TMP"
+TMP=$(mktemp -d /tmp/dbcost.XXXXXX)
 DATA=$TMP/data
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$TMP"
+. bench/private-pg.sh
 cleanup() { as_pg "$BIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true; rm -rf "$TMP"; }
 trap cleanup EXIT
-as_pg "$BIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-cat >> "$DATA/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$TMP'
-shared_preload_libraries = 'pg_stat_statements'
-fsync = on
-synchronous_commit = on
-autovacuum = off
-shared_buffers = 128MB
-max_wal_size = 1GB
-min_wal_size = 80MB
-wal_keep_size = 4GB
-max_connections = 100
-CONF
+private_pg_init "$TMP" "$PORT" "min_wal_size = 80MB" "wal_keep_size = 4GB" "max_connections = 100"
 as_pg "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w start >/dev/null
 PG="-h 127.0.0.1 -p $PORT -U postgres"
 export PGOPTIONS="-c client_min_messages=warning"

@@ -38,10 +38,9 @@ if [ $# -eq 0 ]; then
 fi
 
 # ---------------------------------------------------------------- the private cluster
-TMP=$(mktemp -d /tmp/servicecost.XXXXXX); chmod 755 "$TMP"
+TMP=$(mktemp -d /tmp/servicecost.XXXXXX)
 DATA=$TMP/data
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$TMP"
+. bench/private-pg.sh
 PIDS=()
 cleanup() {
   set +e
@@ -53,20 +52,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
-as_pg "$BIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-cat >> "$DATA/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$TMP'
-shared_preload_libraries = 'pg_stat_statements'
-pg_stat_statements.track = top
-fsync = on
-synchronous_commit = on
-autovacuum = off
-shared_buffers = 128MB
-max_wal_size = 1GB
-max_connections = 200
-CONF
+private_pg_init "$TMP" "$PORT" "pg_stat_statements.track = top" "max_connections = 200"
 as_pg "${PG_PIN[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w start >/dev/null   # backends inherit the pin
 PG="-h 127.0.0.1 -p $PORT -U postgres"
 export PGOPTIONS="-c client_min_messages=warning"

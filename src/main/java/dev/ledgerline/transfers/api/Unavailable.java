@@ -2,7 +2,9 @@ package dev.ledgerline.transfers.api;
 
 import io.vertx.pgclient.PgException;
 
+import java.io.IOException;
 import java.net.SocketException;
+import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeoutException;
 
 /** Recognises failures that mean "PostgreSQL is not reachable right now" (answered 503, never 500). */
@@ -13,8 +15,12 @@ final class Unavailable {
 
     static boolean isDatabaseUnavailable(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            // SocketException covers a refused connection and one PostgreSQL reset while shutting down
-            if (t instanceof DatabaseTimeoutException || t instanceof SocketException || t instanceof TimeoutException
+            // a socket failure on the way to PostgreSQL: a refused connection and one it reset while shutting down
+            // (SocketException, ClosedChannelException), and a reset while a new connection sends its startup message
+            // to a restarting server, which Netty's write reports as a plain IOException. Redis failures never get
+            // here (they fall back). Other IOExceptions (Jackson's among them) are not about reachability.
+            if (t instanceof DatabaseTimeoutException || t instanceof SocketException || t instanceof ClosedChannelException
+                    || t instanceof IOException io && isReset(io.getMessage()) || t instanceof TimeoutException
                     || t instanceof io.vertx.sqlclient.ClosedConnectionException) {
                 return true;
             }
@@ -32,6 +38,10 @@ final class Unavailable {
             }
         }
         return false;
+    }
+
+    private static boolean isReset(String message) {
+        return message != null && (message.contains("Connection reset") || message.contains("Broken pipe"));
     }
 
     /** A database call that did not answer in time; its effect is unknown, so the client must retry with its key. */

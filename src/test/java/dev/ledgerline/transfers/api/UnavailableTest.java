@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.api;
 
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;
 
@@ -21,6 +22,14 @@ class UnavailableTest {
     }
 
     @Test
+    void aResetWhileANewConnectionStartsIsUnavailable() {
+        // Netty's socket write throws a plain IOException, not a SocketException: FaultsIT's postgres-restarted
+        // scenario once answered such a request 500 (the reset came while the pool sent a startup message)
+        assertTrue(Unavailable.isDatabaseUnavailable(new IOException("Connection reset by peer")));
+        assertTrue(Unavailable.isDatabaseUnavailable(new IllegalStateException("pool", new IOException("Connection reset by peer"))));
+    }
+
+    @Test
     void aRefusedConnectionIsUnavailable() {
         assertTrue(Unavailable.isDatabaseUnavailable(new ConnectException("Connection refused")));
     }
@@ -28,5 +37,6 @@ class UnavailableTest {
     @Test
     void aProgrammingErrorIsNot() {
         assertFalse(Unavailable.isDatabaseUnavailable(new IllegalStateException("a bug")));
+        assertFalse(Unavailable.isDatabaseUnavailable(new IOException("Unexpected character in the answer")));
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What one transfer costs the database (issue 18), measured on a PRIVATE PostgreSQL 15 cluster so the machine's
+# What one transfer costs the database, measured on a PRIVATE PostgreSQL 15 cluster so the machine's
 # server is never reconfigured: initdb into a temporary directory, its own port, pg_stat_statements preloaded,
 # fsync and synchronous_commit on, autovacuum off (as on the machine's server; it also keeps the dead tuples
 # countable), everything else at the machine's settings (shared_buffers 128MB, max_wal_size 1GB).

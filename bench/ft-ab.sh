@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Redis guard A/B of issue 19 (BENCHMARKS.md "Redis guard A/B"): today's hand-written breaker against
+# The Redis guard A/B (bench/FT-AB.md): the hand-written breaker against
 # SmallRye Fault Tolerance's Guard, TypedGuard and annotations, interleaved in one JVM, several rounds.
 # Runs src/test/java/dev/ledgerline/transfers/redis/RedisGuardBench.java as a Quarkus test (its own embedded
 # PostgreSQL and Redis; the machine's servers are not used) and prints target/ft-ab.md.

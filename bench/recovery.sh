@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recovery benchmark (issue 15), one run, ratios rather than absolute times:
+# Recovery benchmark, one run, ratios rather than absolute times:
 #
 #     bench/recovery.sh             # ~8 min: steady state, an outage and its drain, an overload at 2x, recovery
 #     QUICK=1 bench/recovery.sh     # smoke test: tiny rates and short phases
@@ -14,7 +14,7 @@
 #   4. overload: new transfers at 2 x RATE for OVERLOAD_S with ledgerline.overload.max-pending=MAX_PENDING; refusals
 #      (503) and their latency against accepts (201), the backlog and the Redis breaker sampled every second;
 #   5. recovery: from the end of the overload until the backlog is drained, then RATE again for STEADY_S.
-# Results: bench/out/recovery/*.json(l) and a summary on stdout (copy it into BENCHMARKS.md by hand).
+# Results: bench/out/recovery/*.json(l) and a summary on stdout (copy it into bench/RECOVERY.md by hand).
 # Always cleans up: stops what it started, drops the scratch database, FLUSHDB 6.
 set -euo pipefail
 
@@ -79,7 +79,7 @@ PIDS+=($!)
 PROVIDER=http://127.0.0.1:$PROVIDER_PORT/provider
 env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" QUARKUS_MANAGEMENT_PORT="$MGMT_PORT" \
   QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:5432/$DB" QUARKUS_DATASOURCE_USERNAME=postgres \
-  QUARKUS_REDIS_HOSTS="redis://127.0.0.1:6379/$REDIS_DB" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
+  QUARKUS_REDIS_HOSTS="redis://127.0.0.1:6379/$REDIS_DB" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
   QUARKUS_REST_CLIENT_PROVIDER_URL="$PROVIDER" \
   LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
   LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \

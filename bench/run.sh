@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ledgerline Transfers benchmark (issue 7): one command, from the repository root:
+# Ledgerline Transfers benchmark: one command, from the repository root:
 #
 #     bench/run.sh            # full run (~25 min), rewrites BENCHMARKS.md and bench/latency.png
 #     QUICK=1 bench/run.sh    # smoke test: tiny rates and 2 s steps, writes bench/out/ only
@@ -170,7 +170,7 @@ start_service() { # port redis-url log [extra jvm args...]
     QUARKUS_REDIS_HOSTS="$redis" "${EXTRA_ENV[@]}" \
     LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
     LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \
-    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
+    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:$PROVIDER_PORT/provider" \
     "$JAVA" "$@" -jar "$ROOT/target/quarkus-app/quarkus-run.jar" > "$logf" 2>&1 &
   SVC_PID=$!

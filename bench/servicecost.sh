@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What one transfer costs PostgreSQL when the service itself writes it (issue 18), beside what the same SQL costs
+# What one transfer costs PostgreSQL when the service itself writes it, beside what the same SQL costs
 # in pgbench, on a private PostgreSQL 15 cluster with pg_stat_statements (the machine's server is not touched):
 #
 #     bench/servicecost.sh                                   # cached vs uncached prepared statements
@@ -81,7 +81,7 @@ for variant in "$@"; do
     QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:$PORT/ledgerline" QUARKUS_DATASOURCE_USERNAME=postgres \
     QUARKUS_REDIS_HOSTS="redis://127.0.0.1:6379/7" \
     LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
-    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
+    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:18290/provider" "${extra[@]}" \
     "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -jar "$APP/quarkus-run.jar" > "$OUT/servicecost-$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name"); ENVS+=("$envs"); SVCS+=($!); HTTP+=($port)

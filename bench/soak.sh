@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 15), not part of CI: mixed load for SOAK_S seconds (default 1800) with a fault every FAULT_EVERY
+# Soak, not part of CI: mixed load for SOAK_S seconds (default 1800) with a fault every FAULT_EVERY
 # seconds (default 300), cycling through: the provider answering 503 for 20 s, Redis paused (SIGSTOP) for 5 s,
 # PostgreSQL restarted (pg_ctl restart -m fast). Then it waits until every transfer is final and compares what the
 # service holds with what it held after the warm-up: heap after a full GC, PostgreSQL connections, Redis keys
@@ -83,7 +83,7 @@ PROVIDER=http://127.0.0.1:$PROVIDER_PORT/provider
 
 env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT="$SVC_PORT" QUARKUS_MANAGEMENT_PORT="$MGMT_PORT" \
   QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:$PG_PORT/ledgerline" QUARKUS_DATASOURCE_USERNAME=postgres \
-  QUARKUS_REDIS_HOSTS="redis://127.0.0.1:$REDIS_PORT" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" \
+  QUARKUS_REDIS_HOSTS="redis://127.0.0.1:$REDIS_PORT" MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
   QUARKUS_REST_CLIENT_PROVIDER_URL="$PROVIDER" \
   LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
   LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \

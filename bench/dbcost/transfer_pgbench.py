@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the pgbench script of the service's happy path for a fence batch of B transfers (argument, default 4):
-B times TransferRepository.INSERT and CLAIM, each alone in its implicit transaction, then one FENCE for all B.
-The statements are TransferRepository's text with the values the service binds by default (pending grace 2 s,
+B times INSERT and CLAIM, each alone in its implicit transaction, then one FENCE for all B.
+The statements are TransferSql's text with the values the service binds by default (pending grace 2 s,
 lease 20 s, send window 5 s, settle 2 s). pgbench cannot bind an array, so the FENCE's array parameters are written
 as ARRAY[...] of the B transfers' variables; nothing else differs.
 Usage: bench/dbcost/transfer_pgbench.py 4 > bench/transfer.pgbench"""

@@ -6,10 +6,11 @@
  * Guarantees: one Idempotency-Key per intent, reused on every attempt; a retry only after a network
  * error, a timeout, 409, 429 or 503 (and 502/504 from a gateway in front of the service); never after
  * 400, 401, 403, 422 or any other answer; Retry-After is followed when the service sends it, otherwise
- * exponential backoff with full jitter; no attempt starts after the budget is spent.
+ * exponential backoff with full jitter; no attempt starts after the budget is spent. The lookup by key
+ * (findByIdempotencyKey) is retried the same way.
  */
-import { Configuration, FetchError, ResponseError, TransfersApi } from './generated/index.js';
-import type { Transfer, TransferRequest } from './generated/index.js';
+import { Configuration, FetchError, OperationsApi, ResponseError, TransfersApi } from './generated/index.js';
+import type { FeedEvent, Transfer, TransferRequest } from './generated/index.js';
 
 /** How hard to try. Every field has a default; see DEFAULT_POLICY. */
 export interface RetryPolicy {
@@ -90,16 +91,20 @@ const FINAL = new Set(['sent', 'failed']);
 /** Creates transfers and follows them, with the retry policy above. */
 export class LedgerlineClient {
   private readonly api: TransfersApi;
+  /** The collection read of GET /v1/transfers, which the contract tags Operations; the lookup by key uses it. */
+  private readonly collection: OperationsApi;
   private readonly policy: RetryPolicy;
   private readonly random: () => number;
 
   constructor(private readonly options: ClientOptions) {
     const token = options.token;
-    this.api = new TransfersApi(new Configuration({
+    const configuration = new Configuration({
       basePath: options.baseUrl.replace(/\/$/, ''),
       accessToken: async () => (typeof token === 'string' ? token : await token()),
       fetchApi: options.fetchApi,
-    }));
+    });
+    this.api = new TransfersApi(configuration);
+    this.collection = new OperationsApi(configuration);
     this.policy = { ...DEFAULT_POLICY, ...options.policy };
     this.random = options.random ?? Math.random;
   }
@@ -109,23 +114,66 @@ export class LedgerlineClient {
    * continue it; leave it out for a new intent.
    */
   async createTransfer(request: TransferRequest, idempotencyKey: string = newIdempotencyKey()): Promise<Created> {
+    return this.withRetries(idempotencyKey, async (attempt) => {
+      const response = await this.api.createTransferRaw({ idempotencyKey, transferRequest: request },
+        { signal: timeout(this.policy.attemptTimeoutMs) });
+      const headers = response.raw.headers;
+      return {
+        transfer: await response.value(),
+        idempotencyKey,
+        replayed: headers.get('Idempotent-Replayed') === 'true',
+        location: headers.get('Location'),
+        etag: headers.get('ETag'),
+        attempts: attempt,
+      };
+    });
+  }
+
+  /**
+   * The transfer this principal created under idempotencyKey, or undefined when there is none
+   * (GET /v1/transfers?idempotencyKey=). For a response that was lost: after a crash or a reload, or when
+   * RetryBudgetExhausted left it open whether the intent arrived. undefined is no proof that the intent
+   * failed — its first request may still be in flight — so continue it with createTransfer(request, key)
+   * under the same key, never a new one. Retried like a create; a refused lookup (400 for a key the
+   * header would refuse, 403, ...) is TransferRejected.
+   */
+  async findByIdempotencyKey(idempotencyKey: string): Promise<Transfer | undefined> {
+    return this.withRetries(idempotencyKey, async () => {
+      const page = await this.collection.listTransfers({ idempotencyKey },
+        { signal: timeout(this.policy.attemptTimeoutMs) });
+      return page.items[0];
+    });
+  }
+
+  /**
+   * The events after cursor (undefined: from the oldest the feed keeps), at most limit, held by the
+   * service up to waitSeconds (at most 30) while there is none (GET /v1/events, group
+   * transfers.read.all). A follower that processes each batch and asks again with its cursor sees every
+   * transition once, each transfer's in version order, on any number of service instances; persist the
+   * cursor after processing. Retried like a create; a cursor older than the feed keeps is
+   * TransferRejected with status 410: start again without one and reconcile from the transfers.
+   */
+  async nextEvents(cursor: string | undefined, limit = 100, waitSeconds = 0): Promise<{ events: FeedEvent[]; cursor: string | undefined }> {
+    const wait = Math.min(waitSeconds, 30);
+    return this.withRetries('event-feed', async () => {
+      const page = await this.collection.listEvents({ after: cursor, limit, prefer: wait > 0 ? `wait=${wait}` : undefined },
+        { signal: timeout(wait * 1000 + this.policy.attemptTimeoutMs) });
+      return { events: page.events, cursor: page.nextCursor ?? cursor };
+    });
+  }
+
+  /**
+   * Runs call until it answers, under the retry policy: after a network error or a retryable status it
+   * waits (Retry-After, else backoff) and tries again, unless the wait would end past the budget.
+   */
+  private async withRetries<T>(idempotencyKey: string, call: (attempt: number) => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.policy.budgetMs;
     for (let attempt = 1; ; attempt++) {
       let status: number | undefined;
       let error: string | undefined;
       let retryAfter: string | null = null;
       try {
-        const response = await this.api.createTransferRaw({ idempotencyKey, transferRequest: request },
-          { signal: timeout(this.policy.attemptTimeoutMs) });
-        const headers = response.raw.headers;
-        return {
-          transfer: await response.value(),
-          idempotencyKey,
-          replayed: headers.get('Idempotent-Replayed') === 'true',
-          location: headers.get('Location'),
-          etag: headers.get('ETag'),
-          attempts: attempt,
-        };
+        return await call(attempt);
       } catch (e) {
         if (e instanceof ResponseError) {
           status = e.response.status;

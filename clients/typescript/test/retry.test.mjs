@@ -102,3 +102,22 @@ test('reads Retry-After as seconds or as an HTTP date', () => {
   const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
   assert.ok(parseRetryAfter(inTwoSeconds) > 0 && parseRetryAfter(inTwoSeconds) <= 2000);
 });
+
+test('finds a transfer by its key, percent-encoded, retrying a 503 like a create', async () => {
+  const pages = [{ status: 503, headers: { 'Retry-After': '0' } }, { items: [TRANSFER] }, { items: [] }];
+  const urls = [];
+  const fetchApi = async (url) => {
+    urls.push(String(url));
+    const next = pages.shift();
+    if (next.status) {
+      return new Response('{"status": 503}', { status: 503, headers: { 'Content-Type': 'application/problem+json', ...next.headers } });
+    }
+    return new Response(JSON.stringify({ items: next.items, nextCursor: null }), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  };
+  const events = [];
+  const sdk = client(fetchApi, {}, events);
+  assert.equal((await sdk.findByIdempotencyKey('order:42/retry')).id, TRANSFER.id);
+  assert.equal(await sdk.findByIdempotencyKey('order:43'), undefined);
+  assert.equal(urls[0], 'http://api.test/v1/transfers?idempotencyKey=order%3A42%2Fretry');
+  assert.deepEqual(events.map((e) => [e.status, e.idempotencyKey]), [[503, 'order:42/retry']]);
+});

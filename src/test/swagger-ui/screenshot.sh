@@ -75,7 +75,7 @@ QUARKUS_MANAGEMENT_HOST=127.0.0.1 \
 QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$pg_host:$pg_port/$database" \
 QUARKUS_DATASOURCE_USERNAME="$pg_user" \
 QUARKUS_REDIS_HOSTS="$redis_url" \
-MP_JWT_VERIFY_PUBLICKEY="$(cat "$work/jwt-public.pem")" \
+LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=screenshot-reference-secret MP_JWT_VERIFY_PUBLICKEY="$(cat "$work/jwt-public.pem")" \
     java -jar "$jar" >"$work/service.log" 2>&1 &
 service_pid=$!
 

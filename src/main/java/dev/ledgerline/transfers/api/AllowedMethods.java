@@ -19,9 +19,12 @@ import java.util.regex.Pattern;
 public class AllowedMethods {
 
     static final String COLLECTION = "GET, HEAD, POST, OPTIONS";
+    /** A transfer, its events, and the read-only collection {@code /v1/me/transfers}. */
     static final String ITEM = "GET, HEAD, OPTIONS";
+    static final String ACTION = "POST, OPTIONS";
 
     private static final Pattern TRANSFER = Pattern.compile("/v1/transfers/[^/]+(/events)?/?");
+    private static final Pattern TRANSFER_ACTION = Pattern.compile("/v1/transfers/[^/]+/cancel/?");
 
     void install(@Observes Router router) {
         router.route().order(Integer.MIN_VALUE + 1).handler(this::options);
@@ -46,8 +49,11 @@ public class AllowedMethods {
         if (path.equals("/v1/transfers") || path.equals("/v1/transfers/")) {
             return COLLECTION;
         }
-        if (TRANSFER.matcher(path).matches()) {
+        if (TRANSFER.matcher(path).matches() || path.equals("/v1/me/transfers") || path.equals("/v1/me/transfers/")) {
             return ITEM;
+        }
+        if (TRANSFER_ACTION.matcher(path).matches()) {
+            return ACTION;
         }
         return null;
     }

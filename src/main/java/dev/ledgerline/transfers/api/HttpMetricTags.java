@@ -27,10 +27,11 @@ public class HttpMetricTags {
     private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT");
     /** Labels Quarkus itself uses for requests that matched nothing. */
     private static final Set<String> KEYWORDS = Set.of("NOT_FOUND", "REDIRECTION", "UNKNOWN", "root", "/");
-    private static final Set<String> STATIC_PATHS = Set.of("/v1/transfers", "/dev/tokens",
+    private static final Set<String> STATIC_PATHS = Set.of("/v1/transfers", "/v1/me/transfers", "/dev/tokens",
             "/q/health", "/q/health/live", "/q/health/ready", "/q/health/started", "/q/metrics", "/q/openapi", "/q/swagger-ui");
     private static final Pattern TRANSFER = Pattern.compile("/v1/transfers/[^/]+/?");
     private static final Pattern TRANSFER_EVENTS = Pattern.compile("/v1/transfers/[^/]+/events/?");
+    private static final Pattern TRANSFER_CANCEL = Pattern.compile("/v1/transfers/[^/]+/cancel/?");
 
     @Produces
     @Singleton
@@ -67,6 +68,9 @@ public class HttpMetricTags {
         }
         if (TRANSFER_EVENTS.matcher(uri).matches()) {
             return "/v1/transfers/{id}/events";
+        }
+        if (TRANSFER_CANCEL.matcher(uri).matches()) {
+            return "/v1/transfers/{id}/cancel";
         }
         if (TRANSFER.matcher(uri).matches()) {
             return "/v1/transfers/{id}";

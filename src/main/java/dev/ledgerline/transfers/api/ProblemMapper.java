@@ -30,7 +30,7 @@ public class ProblemMapper {
 
     @ServerExceptionMapper
     public Response problem(ProblemException e, HttpServerRequest request) {
-        Response.ResponseBuilder builder = builder(e.type(), e.getMessage(), request, e.errors());
+        Response.ResponseBuilder builder = builder(e.type(), e.getMessage(), request, e.errors(), e.transferStatus());
         e.headers().forEach(builder::header);
         return builder.build();
     }
@@ -95,7 +95,13 @@ public class ProblemMapper {
 
     static Response.ResponseBuilder builder(ProblemType type, String detail, HttpServerRequest request,
                                             List<Problem.FieldError> errors) {
-        Problem body = new Problem(type.uri(), type.title(), type.status(), detail, request == null ? null : request.path(), errors);
+        return builder(type, detail, request, errors, null);
+    }
+
+    private static Response.ResponseBuilder builder(ProblemType type, String detail, HttpServerRequest request,
+                                                    List<Problem.FieldError> errors, String transferStatus) {
+        Problem body = new Problem(type.uri(), type.title(), type.status(), detail, request == null ? null : request.path(),
+                errors, transferStatus);
         return Response.status(type.status()).type(Problem.MEDIA_TYPE).entity(body);
     }
 }

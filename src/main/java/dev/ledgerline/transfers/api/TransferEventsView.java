@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.transfer.TransferEvent;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -8,7 +9,7 @@ import java.util.UUID;
 
 /**
  * The transition history of one transfer (openapi.yaml {@code TransferEvents}). {@code actor} is the role
- * that made the change — {@code api}, {@code worker}, {@code sweeper} or {@code reconciler} — never the
+ * that made the change — {@code api}, {@code worker}, {@code sweeper}, {@code reconciler} or {@code owner} — never the
  * instance: the stored actor is a host name and process id, which is for operators (logs, the
  * {@code transfer_events} table), not for the clients reading their history.
  */
@@ -29,6 +30,9 @@ public record TransferEventsView(UUID transferId, List<Event> events) {
         String reason = e.reason() == null ? "" : e.reason();
         if (e.fromStatus() == null) {
             return "api";
+        }
+        if (e.toStatus() == TransferStatus.CANCELLED) {
+            return "owner";
         }
         if (reason.startsWith("lookup")) {
             return "reconciler";

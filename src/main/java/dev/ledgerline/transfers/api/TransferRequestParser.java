@@ -19,12 +19,18 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * Turns a raw body into a {@link TransferRequest} or a 400/413/415 problem listing every violated field.
@@ -37,12 +43,23 @@ import java.util.TreeSet;
  * (category Cf: bidi overrides and isolates, zero-width spaces and joiners, soft hyphens) or a run of more
  * than {@value #MAX_COMBINING_RUN} combining marks: such text displays as something other than what it is,
  * which is how a beneficiary name is spoofed in an operator's or a bank's screen.
+ *
+ * <p>The name is taken in Unicode NFC and a blank description as none: the stored transfer, what the provider is
+ * sent and the request's fingerprint ({@code idempotency.Fingerprint}) all see the same form.
+ *
+ * <p>{@code executeAt} is an RFC 3339 date-time with seconds and an offset ({@code Z} or {@code ±hh:mm}), at most
+ * {@link TransferRequest#MAX_SCHEDULE_AHEAD} ahead by this instance's clock. That it lies in the future is checked
+ * where the key is known ({@code idempotency.IdempotencyService}): a retry of an accepted request after its time is a
+ * replay, not a mistake. PostgreSQL's clock decides when it is due (the claim waits for it).
  */
 @ApplicationScoped
 public class TransferRequestParser {
 
-    private static final Set<String> TOP_FIELDS = Set.of("amount", "currency", "destination", "description");
+    private static final Set<String> TOP_FIELDS = Set.of("amount", "currency", "destination", "description", "executeAt");
     private static final Set<String> DESTINATION_FIELDS = Set.of("iban", "name");
+    /** RFC 3339 {@code date-time}: seconds required, an offset required, fractions up to nanoseconds. */
+    private static final Pattern RFC3339 = Pattern.compile(
+            "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})");
     /** Combining marks one base character may carry; real scripts stack a few, spoofing stacks dozens. */
     static final int MAX_COMBINING_RUN = 4;
 
@@ -105,12 +122,37 @@ public class TransferRequestParser {
         Long amount = amount(root.get("amount"), errors);
         String currency = currency(root.get("currency"), errors);
         TransferRequest.Destination destination = destination(root.get("destination"), errors);
-        String description = text(root.get("description"), "description", limits.maxDescriptionLength(), false, errors);
+        String description = text(root.get("description"), "description", limits.maxDescriptionLength(), false, false, errors);
+        OffsetDateTime executeAt = executeAt(root.get("executeAt"), errors);
         if (!errors.isEmpty()) {
             throw new ProblemException(ProblemType.VALIDATION_FAILED,
                     errors.size() == 1 ? "One field is not valid." : errors.size() + " fields are not valid.", errors, Map.of());
         }
-        return new TransferRequest(amount, currency, destination, description);
+        return new TransferRequest(amount, currency, destination, description, executeAt);
+    }
+
+    /** Absent or {@code null}: at once. Otherwise an instant at most the schedule horizon ahead. */
+    private static OffsetDateTime executeAt(JsonNode node, List<Problem.FieldError> errors) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isTextual() || !RFC3339.matcher(node.textValue()).matches()) {
+            errors.add(new Problem.FieldError("executeAt",
+                    "must be an RFC 3339 date-time with seconds and an offset, e.g. 2030-01-31T09:00:00Z or 2030-01-31T10:00:00+01:00"));
+            return null;
+        }
+        OffsetDateTime value;
+        try {
+            value = OffsetDateTime.parse(node.textValue().toUpperCase(Locale.ROOT));
+        } catch (DateTimeParseException e) {
+            errors.add(new Problem.FieldError("executeAt", "is not a valid date-time (no such day, hour or offset)"));
+            return null;
+        }
+        if (value.toInstant().isAfter(Instant.now().plus(TransferRequest.MAX_SCHEDULE_AHEAD))) {
+            errors.add(new Problem.FieldError("executeAt", "must be at most " + TransferRequest.MAX_SCHEDULE_AHEAD.toDays() + " days ahead"));
+            return null;
+        }
+        return value;
     }
 
     private JsonNode readTree(String body) {
@@ -175,7 +217,7 @@ public class TransferRequestParser {
             return null;
         }
         unknownFields(node, "destination.", DESTINATION_FIELDS, errors);
-        String iban = text(node.get("iban"), "destination.iban", 64, true, errors);
+        String iban = text(node.get("iban"), "destination.iban", 64, true, false, errors);
         if (iban != null) {
             iban = Iban.normalise(iban);
             String problem = Iban.problem(iban);
@@ -183,15 +225,18 @@ public class TransferRequestParser {
                 errors.add(new Problem.FieldError("destination.iban", problem));
             }
         }
-        String name = text(node.get("name"), "destination.name", limits.maxNameLength(), true, errors);
+        String name = text(node.get("name"), "destination.name", limits.maxNameLength(), true, true, errors);
         return new TransferRequest.Destination(iban, name);
     }
 
     /**
-     * A string field: trimmed, non-blank if required, bounded in code points, no control or format characters,
-     * no more than {@value #MAX_COMBINING_RUN} combining marks in a row.
+     * A string field: trimmed, non-blank if required (a blank optional field is absent), bounded in code points, no
+     * control or format characters, no more than {@value #MAX_COMBINING_RUN} combining marks in a row. With
+     * {@code composed} (the beneficiary name) the value is taken in Unicode NFC, and the checks apply to that form, which
+     * is what is stored, fingerprinted and sent to the provider: typed composed or decomposed, a name gets one answer.
      */
-    private static String text(JsonNode node, String field, int maxLength, boolean required, List<Problem.FieldError> errors) {
+    private static String text(JsonNode node, String field, int maxLength, boolean required, boolean composed,
+                               List<Problem.FieldError> errors) {
         if (node == null || node.isNull()) {
             if (required) {
                 errors.add(new Problem.FieldError(field, "is required"));
@@ -202,9 +247,11 @@ public class TransferRequestParser {
             errors.add(new Problem.FieldError(field, "must be a string"));
             return null;
         }
-        String value = node.textValue().strip();
-        if (required && value.isEmpty()) {
-            errors.add(new Problem.FieldError(field, "must not be blank"));
+        String value = composed ? Normalizer.normalize(node.textValue().strip(), Normalizer.Form.NFC) : node.textValue().strip();
+        if (value.isEmpty()) {
+            if (required) {
+                errors.add(new Problem.FieldError(field, "must not be blank"));
+            }
             return null;
         }
         if (value.codePointCount(0, value.length()) > maxLength) {

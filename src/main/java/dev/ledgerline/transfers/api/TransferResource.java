@@ -20,6 +20,7 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 import java.time.Duration;
@@ -27,11 +28,12 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * {@code /v1/transfers}: create a transfer under an Idempotency-Key, read it, read its history. Maps HTTP
- * (headers, validators, status codes) onto {@link TransferService}, which admits, accepts, dispatches and scopes.
- * Everything runs on the event loop.
+ * {@code /v1/transfers}: create a transfer under an Idempotency-Key, read it, read its history, cancel it, find it by
+ * key, list transfers for operations; {@code /v1/me/transfers}: the caller's own, newest first. Maps HTTP (headers,
+ * validators, status codes) onto {@link TransferService}, which admits, accepts, dispatches and scopes. Everything
+ * runs on the event loop.
  */
-@Path("/v1/transfers")
+@Path("/v1")
 @Produces(MediaType.APPLICATION_JSON)
 public class TransferResource {
 
@@ -52,6 +54,7 @@ public class TransferResource {
     }
 
     @POST
+    @Path("/transfers")
     @Consumes(MediaType.APPLICATION_JSON)
     @RolesAllowed(WRITE)
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
@@ -62,7 +65,7 @@ public class TransferResource {
     }
 
     @GET
-    @Path("/{id}")
+    @Path("/transfers/{id}")
     @RolesAllowed({READ, READ_ALL})
     public Uni<Response> get(@PathParam("id") String id, @HeaderParam("If-None-Match") String ifNoneMatch,
                              @HeaderParam("Prefer") String prefer, @Context Request request) {
@@ -78,25 +81,65 @@ public class TransferResource {
         });
     }
 
-    /** For operations: transfers in a status, unchanged for a while — e.g. stuck in reconciling — oldest first. */
+    /** The owner's cancel of a transfer nobody has claimed yet: 200 with the cancelled transfer, else a problem. */
+    @POST
+    @Path("/transfers/{id}/cancel")
+    @RolesAllowed(WRITE)
+    public Uni<Response> cancel(@PathParam("id") String id) {
+        return transfers.cancel(caller().principal(), id).map(TransferResponses::cancelled);
+    }
+
+    /**
+     * Two reads of the collection. With {@code idempotencyKey}: the caller's own transfer created under that key, as
+     * a page of zero or one (any reading group; a key names an intent of the caller, never of someone else). Without:
+     * the operations listing, transfers in a status, unchanged for a while — e.g. stuck in reconciling — oldest change
+     * first, for {@code transfers.read.all} only. A caller's own listing is {@link #listOwn}.
+     */
     @GET
-    @RolesAllowed(READ_ALL)
+    @Path("/transfers")
+    @RolesAllowed({READ, READ_ALL})
     public Uni<TransferPage> list(@QueryParam("status") String status, @QueryParam("olderThan") String olderThan,
-                                  @QueryParam("limit") String limit, @QueryParam("after") String after) {
-        return transfers.admitRead(caller().principal()).chain(() -> {
+                                  @QueryParam("limit") String limit, @QueryParam("after") String after,
+                                  @QueryParam("idempotencyKey") String idempotencyKey, @Context UriInfo uri) {
+        Caller caller = caller();
+        // an empty ?idempotencyKey= reaches us as null: it is a lookup of an invalid key, not the operations listing
+        if (idempotencyKey != null || uri.getQueryParameters().containsKey("idempotencyKey")) {
+            String key = idempotencyKey == null ? "" : idempotencyKey;
+            return transfers.admitRead(caller.principal())
+                    .chain(() -> transfers.findByKey(caller, ListQuery.key(key, status, olderThan, limit, after)))
+                    .map(page -> TransferPage.of(page, PageCursor::byUpdate));
+        }
+        return transfers.admitListingOfAll(caller).chain(() -> {
             ListQuery q = ListQuery.parse(status, olderThan, limit, after, limits.maxPageSize());
-            return transfers.page(q.status(), q.olderThan(), q.afterUpdatedAt(), q.afterId(), q.limit())
-                    .map(TransferPage::of);
-        });
+            return transfers.page(q.status(), q.olderThan(), q.after().at(), q.after().id(), q.limit());
+        }).map(page -> TransferPage.of(page, PageCursor::byUpdate));
+    }
+
+    /**
+     * The caller's own transfers, newest first, keyset-paged. A path of its own rather than {@code GET /v1/transfers}
+     * answering differently by scope: one path, one meaning, whatever groups the token carries (openapi.yaml
+     * {@code listMyTransfers}, docs/http.md). Scoped to the token's subject even for {@code transfers.read.all}.
+     */
+    @GET
+    @Path("/me/transfers")
+    @RolesAllowed({READ, READ_ALL})
+    public Uni<TransferPage> listOwn(@QueryParam("status") String status, @QueryParam("limit") String limit,
+                                     @QueryParam("after") String after) {
+        Caller caller = caller();
+        return transfers.admitRead(caller.principal()).chain(() -> {
+            OwnListQuery q = OwnListQuery.parse(status, limit, after, limits.maxPageSize());
+            return transfers.ownPage(caller, q.status(), q.after().at(), q.after().id(), q.limit());
+        }).map(page -> TransferPage.of(page, PageCursor::byCreation));
     }
 
     @GET
-    @Path("/{id}/events")
+    @Path("/transfers/{id}/events")
     @RolesAllowed({READ, READ_ALL})
     public Uni<TransferEventsView> events(@PathParam("id") String id) {
         return transfers.history(caller(), id).map(h -> TransferEventsView.of(h.transfer().id(), h.events()));
     }
 
+    /** The token's principal and whether it reads every principal's transfers; 401 for a token without subject. */
     private Caller caller() {
         String subject = jwt.getSubject();
         if (subject == null || subject.isBlank()) {

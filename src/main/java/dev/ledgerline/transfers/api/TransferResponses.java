@@ -29,6 +29,11 @@ final class TransferResponses {
         return applied(response, created.waited()).build();
     }
 
+    /** 200 with the cancelled transfer and its version as the {@code ETag}. */
+    static Response cancelled(Transfer t) {
+        return Response.ok(TransferView.of(t)).tag(TransferView.etag(t)).build();
+    }
+
     /** 200 with the transfer, or 304 when the request's If-None-Match names its current version. */
     static Response current(Transfer t, Request request, Duration waited) {
         Response.ResponseBuilder response = unchanged(request, t) ? Response.notModified() : Response.ok(TransferView.of(t));

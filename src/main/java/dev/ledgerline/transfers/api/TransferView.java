@@ -10,12 +10,12 @@ import java.util.UUID;
 /** The transfer as clients see it (openapi.yaml {@code Transfer}). */
 public record TransferView(UUID id, String status, long amount, String currency, TransferRequest.Destination destination,
                            String description, String providerReference, long version, String failureReason,
-                           OffsetDateTime createdAt, OffsetDateTime updatedAt) {
+                           OffsetDateTime createdAt, OffsetDateTime updatedAt, OffsetDateTime executeAt) {
 
     static TransferView of(Transfer t) {
         return new TransferView(t.id(), t.status().db(), t.amount(), t.currency(),
                 new TransferRequest.Destination(t.destinationIban(), t.destinationName()), t.description(),
-                t.providerReference(), t.version(), t.failureReason(), t.createdAt(), t.updatedAt());
+                t.providerReference(), t.version(), t.failureReason(), t.createdAt(), t.updatedAt(), t.executeAt());
     }
 
     /** A strong validator: the version changes with every transition. */

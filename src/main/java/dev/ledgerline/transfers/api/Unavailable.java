@@ -19,7 +19,7 @@ final class Unavailable {
             // (SocketException, ClosedChannelException), and a reset while a new connection sends its startup message
             // to a restarting server, which Netty's write reports as a plain IOException. Redis failures never get
             // here (they fall back). Other IOExceptions (Jackson's among them) are not about reachability.
-            if (t instanceof DatabaseTimeoutException || t instanceof SocketException || t instanceof ClosedChannelException
+            if (t instanceof SocketException || t instanceof ClosedChannelException
                     || t instanceof IOException io && isReset(io.getMessage()) || t instanceof TimeoutException
                     || t instanceof io.vertx.sqlclient.ClosedConnectionException) {
                 return true;
@@ -42,12 +42,5 @@ final class Unavailable {
 
     private static boolean isReset(String message) {
         return message != null && (message.contains("Connection reset") || message.contains("Broken pipe"));
-    }
-
-    /** A database call that did not answer in time; its effect is unknown, so the client must retry with its key. */
-    static final class DatabaseTimeoutException extends RuntimeException {
-        DatabaseTimeoutException() {
-            super("database did not answer in time", null, false, false);
-        }
     }
 }

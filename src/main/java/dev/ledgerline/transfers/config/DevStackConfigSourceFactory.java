@@ -15,7 +15,7 @@ import java.util.OptionalInt;
  * this early (before Quarkus starts, the launch mode is not set yet).
  *
  * <p>The local stack itself ({@code local/}) and its server artifacts are not in the packaged application
- * (README "Deploying"): this hook reaches it by name, only in the dev profile, so a prod run never looks it up.
+ * (docs/operating.md "The artifact"): this hook reaches it by name, only in the dev profile, so a prod run never looks it up.
  */
 public class DevStackConfigSourceFactory implements ConfigSourceFactory {
 

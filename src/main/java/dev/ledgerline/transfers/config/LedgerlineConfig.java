@@ -7,7 +7,14 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 
-/** Every setting of the service, under {@code ledgerline.*}. */
+/**
+ * Every setting of the service, under {@code ledgerline.*}. A length of time is a {@link Duration} ({@code PT2S},
+ * {@code 250ms}, {@code 2s}), with three kinds of exception: {@code timeout-ms} and {@code breaker.delay-ms} are
+ * milliseconds because SmallRye Fault Tolerance reads them as such ({@link Provider#timeout()} is the timeout as a
+ * {@code Duration}); the {@code *-every} settings are schedules that {@code @Scheduled} reads, which also takes
+ * {@code off}; and the {@code *-seconds} settings are the whole seconds of a header ({@code Retry-After},
+ * {@code Prefer: wait}).
+ */
 @ConfigMapping(prefix = "ledgerline")
 public interface LedgerlineConfig {
 
@@ -24,8 +31,21 @@ public interface LedgerlineConfig {
 
     Overload overload();
 
+    Events events();
+
+    /** The event feed, {@code GET /v1/events} (docs/http.md "The event feed"). */
+    interface Events {
+        /** How far back the feed answers; a cursor older than this is refused with 410, never moved forward. */
+        @WithDefault("P30D")
+        Duration retention();
+
+        /** How often a held feed request ({@code Prefer: wait}) looks again for events past its cursor. */
+        @WithDefault("PT0.2S")
+        Duration pollEvery();
+    }
+
     /**
-     * What the service does when accepts outpace the pipeline (README "Overload"): beyond a bound on the
+     * What the service does when accepts outpace the pipeline (docs/operating.md "Overload"): beyond a bound on the
      * pending backlog, {@code POST /v1/transfers} answers 503 with Retry-After before writing anything.
      */
     interface Overload {
@@ -33,9 +53,12 @@ public interface LedgerlineConfig {
         @WithDefault("20000")
         int maxPending();
 
-        /** How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). */
+        /**
+         * How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). The
+         * scheduler reads the property itself; typed here so that a value that is no duration stops the start.
+         */
         @WithDefault("500ms")
-        String checkEvery();
+        Duration checkEvery();
 
         /** Retry-After, in seconds, sent with a refusal for overload. */
         @WithDefault("5")
@@ -60,7 +83,7 @@ public interface LedgerlineConfig {
     Redis redis();
 
     /**
-     * The one guard on every Redis command (redis/RedisCommands, README "Recovery and overload"): a timeout per
+     * The one guard on every Redis command (redis/RedisCommands, docs/operating.md "Recovery and overload"): a timeout per
      * command and a count-based circuit breaker shared by the lock, the rate limiter and the idempotency fast path.
      * While it is open, those paths use their fallbacks (PostgreSQL, local buckets) instead of waiting for Redis.
      */
@@ -109,36 +132,29 @@ public interface LedgerlineConfig {
         @WithDefault("true")
         boolean enabled();
 
-        /** {@code POST /v1/transfers}: creating transfers. */
-        Writes writes();
+        /** {@code POST /v1/transfers}: creating transfers (20 per second, 40 at once, in application.properties). */
+        Bucket writes();
 
-        /** {@code GET /v1/transfers/**}: reading transfers, their history and the operations listing. */
-        Reads reads();
+        /**
+         * {@code GET /v1/transfers/**}: reading transfers, their history and the operations listing (100 per second, 200
+         * at once, in application.properties).
+         */
+        Bucket reads();
 
         /** Principals whose in-memory fallback buckets this instance keeps at most; the idlest are dropped first. */
         @WithDefault("100000")
         int maxLocalBuckets();
     }
 
-    /** The write bucket: refills at {@code per-second} up to {@code burst} requests. */
-    interface Writes {
-        /** Sustained transfers one principal may create per second (fractions allowed, e.g. 0.5). */
-        @WithDefault("20")
+    /**
+     * One principal's token bucket: refills at {@code per-second} up to {@code burst} requests. The write and the read
+     * bucket are this one type; their numbers are set in application.properties, so each has its own.
+     */
+    interface Bucket {
+        /** Sustained requests one principal may make per second (fractions allowed, e.g. 0.5). */
         double perSecond();
 
-        /** Transfers one principal may create at once after being idle: the bucket's size. */
-        @WithDefault("40")
-        int burst();
-    }
-
-    /** The read bucket: refills at {@code per-second} up to {@code burst} requests. */
-    interface Reads {
-        /** Sustained reads one principal may make per second (fractions allowed). */
-        @WithDefault("100")
-        double perSecond();
-
-        /** Reads one principal may make at once after being idle: the bucket's size. */
-        @WithDefault("200")
+        /** Requests one principal may make at once after being idle: the bucket's size. */
         int burst();
     }
 
@@ -200,17 +216,31 @@ public interface LedgerlineConfig {
         Duration databaseTimeout();
     }
 
+    /** The dev/test default of {@code ledgerline.idempotency.reference-secret}; prod refuses it. */
+    String DEV_REFERENCE_SECRET = "ledgerline-dev-reference-secret";
+
     interface Idempotency {
         /** How long a completed key is answered from Redis without touching PostgreSQL. */
         @WithDefault("PT24H")
         Duration retention();
 
         /**
-         * Generation of the Redis idempotency entries. Replays of finished transfers are answered from Redis alone;
-         * after restoring PostgreSQL from a backup, raise it so no entry can answer for a row the restore lost.
+         * Generation of the Redis idempotency entries: raising it retires every entry at once. Not a step of the
+         * database restore procedure: the entries are the record of which intents were sent, and a retry whose
+         * entry names a row the database lost re-creates that row for a provider lookup
+         * (docs/operating.md "Restoring PostgreSQL from a backup").
          */
         @WithDefault("1")
         int generation();
+
+        /**
+         * The key under which each transfer's provider reference is derived from its intent (an HMAC over the
+         * principal and the Idempotency-Key), so a row the database lost and re-created carries the reference the
+         * provider already knows. Set it once per deployment and never change it: a reference derived under another
+         * secret is a new payment to the provider. Prod refuses to start with the dev/test default.
+         */
+        @WithDefault(DEV_REFERENCE_SECRET)
+        String referenceSecret();
 
         /** How long an in-flight marker may block a key if its request dies before completing. */
         @WithDefault("PT10S")
@@ -244,9 +274,9 @@ public interface LedgerlineConfig {
         @WithDefault("256")
         int maxInFlight();
 
-        /** How often the sweeper looks for dropped, expired and reconciling transfers. */
+        /** How often the sweeper looks for dropped, expired and reconciling transfers (read by the scheduler too). */
         @WithDefault("1s")
-        String sweepEvery();
+        Duration sweepEvery();
 
         /** Rows taken per sweep and per kind; a backlog of pending rows is taken batch after batch, each at most this large. */
         @WithDefault("50")
@@ -292,11 +322,32 @@ public interface LedgerlineConfig {
         /**
          * Sends of one transfer that the provider refused with a 4xx it does not explain (401, 403, 409, 429, …) and
          * then did not know at lookup: after this many, the reconciler stops resending and parks the transfer in
-         * {@code reconciling} for an operator (README "A transfer stuck in reconciling") instead of looping
+         * {@code reconciling} for an operator (docs/operating.md "A parked transfer") instead of looping
          * lookup → resend without end. Timeouts and 5xx (an outage) never park: they back off and retry.
          */
         @WithDefault("5")
         int maxRefusedSends();
+
+        /**
+         * Sends of one transfer, first send included, after which the reconciler parks it instead of resending:
+         * whatever made every one of them end unknown (a 412, a send the deadline kept in the process, a replayed
+         * 5xx, a lookup answering a status the service does not know), the cycle unknown -> lookup -> resend ends.
+         */
+        @WithDefault("10")
+        int maxSends();
+
+        /**
+         * How far the clocks that decide a send's deadline may disagree: PostgreSQL's (which fixes the deadline) and
+         * the provider's (which enforces it). Part of the settle time after a send's deadline. While a measured
+         * offset exceeds it, no new send is claimed (docs/safety.md "Why it is safe"). At least 1.6 s: the provider's clock is
+         * read off its {@code Date} header, in whole seconds.
+         */
+        @WithDefault("PT2S")
+        Duration clockSkewBound();
+
+        /** How often each instance measures the clock offsets {@code clock-skew-bound} is held against (read by the scheduler too). */
+        @WithDefault("5s")
+        Duration clockCheckEvery();
     }
 
     interface Provider {
@@ -307,11 +358,77 @@ public interface LedgerlineConfig {
         @WithDefault("5000")
         long timeoutMs();
 
+        /** {@link #timeoutMs()} as a {@code Duration}. */
+        default Duration timeout() {
+            return Duration.ofMillis(timeoutMs());
+        }
+
+        /**
+         * The circuit breaker of each provider call: sends ({@code provider-send}) and lookups ({@code provider-lookup})
+         * have one each. While one is open its calls fail at once, unknown, without reaching the provider, and the
+         * pipeline waits (docs/operating.md "After a provider outage").
+         */
+        Breaker breaker();
+
+        /** The provider's breakers; SmallRye Fault Tolerance reads these through application.properties. */
+        interface Breaker {
+            /** Calls the breaker judges at once: it opens when {@code failure-ratio} of the last this many failed. */
+            @WithDefault("10")
+            int requestVolume();
+
+            /** Share of failed calls in that window, in (0, 1], that opens the breaker. */
+            @WithDefault("0.5")
+            double failureRatio();
+
+            /**
+             * How long an open breaker refuses calls before it lets trial calls through, in milliseconds (the unit
+             * SmallRye Fault Tolerance reads).
+             */
+            @WithDefault("5000")
+            long delayMs();
+
+            /** Trial calls that must succeed, one after the other, before a half-open breaker closes again. */
+            @WithDefault("2")
+            int successThreshold();
+        }
+
+        /** How many provider calls of each kind (sends, lookups) run at once and how many wait for a turn. */
+        Bulkhead bulkhead();
+
+        /** The provider's bulkheads; SmallRye Fault Tolerance reads these through application.properties. */
+        interface Bulkhead {
+            /**
+             * Calls of one kind running at once. The REST client keeps as many connections to the provider, so a send
+             * let through never waits for a connection after {@code DeadlineFilter} checked its deadline.
+             */
+            @WithDefault("64")
+            int maxConcurrent();
+
+            /**
+             * Calls of one kind waiting for a turn; one more fails at once, unknown. A send that waited here past its
+             * deadline is not written.
+             */
+            @WithDefault("256")
+            int waitingQueue();
+        }
+
         /**
          * The provider's stated bound on how far its lookups may lag behind its executions. The reconciler decides
          * nothing from a lookup until an earlier send's deadline, the clock margin and this lag have all passed.
          */
         @WithDefault("PT0S")
         Duration lookupLag();
+
+        /**
+         * How long the provider keeps an idempotency key (24 h at many PSPs, 30 minutes at some). After it, a resend
+         * under the same reference would be a new payment; so no send of a reference leaves once its first send is
+         * older than this less {@code key-window-margin}, and such a transfer is parked for an operator.
+         */
+        @WithDefault("PT24H")
+        Duration keyWindow();
+
+        /** How long before the end of the provider's key window the service stops sending a reference. */
+        @WithDefault("PT10M")
+        Duration keyWindowMargin();
     }
 }

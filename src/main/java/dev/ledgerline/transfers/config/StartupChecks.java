@@ -19,6 +19,13 @@ public class StartupChecks {
 
     static final String DEV_KEY_MARKER = "src/dev/jwt/";
 
+    /**
+     * The smallest {@code ledgerline.pipeline.clock-skew-bound}: what a reading of the provider's clock off its
+     * {@code Date} header can be off by while the clocks agree ({@code provider.ProviderClock.WORST_READING_AT_ZERO_SKEW},
+     * which a test holds below this), with some room so that sends are not held while the clocks agree.
+     */
+    public static final Duration MIN_CLOCK_SKEW_BOUND = Duration.ofMillis(1600);
+
     void onStart(@Observes StartupEvent event, LedgerlineConfig config, Config raw) {
         List<String> problems = problems(config, raw, LaunchMode.current());
         if (!problems.isEmpty()) {
@@ -28,7 +35,7 @@ public class StartupChecks {
 
     static List<String> problems(LedgerlineConfig config, Config raw, LaunchMode mode) {
         List<String> problems = new ArrayList<>();
-        Duration timeout = Duration.ofMillis(config.provider().timeoutMs());
+        Duration timeout = config.provider().timeout();
         Duration needed = timeout.plus(config.pipeline().margin());
         if (config.pipeline().lockTtl().compareTo(needed) < 0) {
             problems.add("ledgerline.pipeline.lock-ttl (" + config.pipeline().lockTtl() + ") must be at least "
@@ -52,7 +59,26 @@ public class StartupChecks {
             problems.add("ledgerline.redis needs a timeout of at least 1 ms, a breaker request-volume of at least 1, a failure-ratio "
                     + "above 0 and at most 1, and a delay that is not negative.");
         }
+        Duration keyWindow = config.provider().keyWindow();
+        Duration keyUsable = keyWindow.minus(config.provider().keyWindowMargin()).minus(timeout);
+        if (keyUsable.compareTo(config.pipeline().margin()) < 0) {
+            problems.add("ledgerline.provider.key-window (" + keyWindow + ") must exceed ledgerline.provider.key-window-margin ("
+                    + config.provider().keyWindowMargin() + ") plus ledgerline.provider.timeout-ms (" + timeout
+                    + ") plus ledgerline.pipeline.margin, or no resend could ever leave.");
+        }
+        if (config.pipeline().maxSends() < 1) {
+            problems.add("ledgerline.pipeline.max-sends must be at least 1.");
+        }
+        if (config.pipeline().clockSkewBound().compareTo(MIN_CLOCK_SKEW_BOUND) < 0) {
+            problems.add("ledgerline.pipeline.clock-skew-bound (" + config.pipeline().clockSkewBound() + ") must be at least "
+                    + MIN_CLOCK_SKEW_BOUND + ": the provider's clock is read off its Date header (whole "
+                    + "seconds), and a smaller bound would hold sends for clocks that agree.");
+        }
         if (mode == LaunchMode.NORMAL) {
+            if (LedgerlineConfig.DEV_REFERENCE_SECRET.equals(config.idempotency().referenceSecret())) {
+                problems.add("Set LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET: provider references are derived under it, and the "
+                        + "dev/test default is public.");
+            }
             String location = raw.getOptionalValue("mp.jwt.verify.publickey.location", String.class).orElse("");
             String inline = raw.getOptionalValue("mp.jwt.verify.publickey", String.class).orElse("");
             if (location.isBlank() && inline.isBlank()) {

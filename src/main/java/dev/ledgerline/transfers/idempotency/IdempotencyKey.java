@@ -17,9 +17,22 @@ public record IdempotencyKey(String value) {
             throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_MISSING,
                     "Send an Idempotency-Key header (1-255 printable ASCII characters) with every POST.");
         }
-        String value = header.length() >= 2 && header.charAt(0) == '"' ? unquote(header) : bare(header);
+        try {
+            return of(header);
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage());
+        }
+    }
+
+    /**
+     * A key named outside its header, e.g. the {@code idempotencyKey} query parameter of the lookup: the header's
+     * rules and forms exactly, so a client passes the value it sent in {@code Idempotency-Key} and finds the same
+     * key. An {@link IllegalArgumentException} whose message says, as a clause, why {@code raw} is no key.
+     */
+    public static IdempotencyKey of(String raw) {
+        String value = raw.length() >= 2 && raw.charAt(0) == '"' ? unquote(raw) : bare(raw);
         if (value.isEmpty() || value.length() > MAX_LENGTH) {
-            throw invalid("it must be 1-255 characters long");
+            throw new IllegalArgumentException("it must be 1-255 characters long");
         }
         return new IdempotencyKey(value);
     }
@@ -27,7 +40,7 @@ public record IdempotencyKey(String value) {
     private static String bare(String header) {
         for (int i = 0; i < header.length(); i++) {
             if (!isTokenChar(header.charAt(i))) {
-                throw invalid("character " + (i + 1) + " is not allowed in an unquoted key; quote the key as an sf-string");
+                throw new IllegalArgumentException("character " + (i + 1) + " is not allowed in an unquoted key; quote the key as an sf-string");
             }
         }
         return header;
@@ -35,24 +48,24 @@ public record IdempotencyKey(String value) {
 
     private static String unquote(String header) {
         if (header.charAt(header.length() - 1) != '"') {
-            throw invalid("a quoted key must end with a quote");
+            throw new IllegalArgumentException("a quoted key must end with a quote");
         }
         StringBuilder out = new StringBuilder(header.length());
         for (int i = 1; i < header.length() - 1; i++) {
             char c = header.charAt(i);
             if (c == '\\') {
                 if (i + 1 >= header.length() - 1) {
-                    throw invalid("a backslash must escape a quote or a backslash");
+                    throw new IllegalArgumentException("a backslash must escape a quote or a backslash");
                 }
                 char next = header.charAt(++i);
                 if (next != '"' && next != '\\') {
-                    throw invalid("a backslash must escape a quote or a backslash");
+                    throw new IllegalArgumentException("a backslash must escape a quote or a backslash");
                 }
                 out.append(next);
             } else if (c == '"') {
-                throw invalid("a quote inside a quoted key must be escaped");
+                throw new IllegalArgumentException("a quote inside a quoted key must be escaped");
             } else if (c < 0x20 || c > 0x7e) {
-                throw invalid("character " + i + " is not printable ASCII");
+                throw new IllegalArgumentException("character " + i + " is not printable ASCII");
             } else {
                 out.append(c);
             }

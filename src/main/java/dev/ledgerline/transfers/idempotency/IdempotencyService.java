@@ -2,7 +2,11 @@ package dev.ledgerline.transfers.idempotency;
 
 import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.hashing.HmacSha256;
 import dev.ledgerline.transfers.hashing.Sha256;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
@@ -15,14 +19,15 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Collectors;
 
 /**
  * Accepts a transfer at most once per (principal, Idempotency-Key).
@@ -35,12 +40,15 @@ import java.util.stream.Collectors;
  * completed entry could not be written, or its request died after the commit) answers a replay, not 409. Any
  * Redis failure — down, paused, evicted, flushed — falls back to the database path with no error.
  *
- * <p>A final entry is answered without reading PostgreSQL, so it would outlive a row lost in a database restore
- * for up to the retention. Redis keys therefore carry {@code ledgerline.idempotency.generation}: after a restore,
- * raising it retires every entry at once (README "Idempotency policy").
+ * <p>The database may forget commits it acknowledged (a failover to an asynchronous replica, a crash, a restore).
+ * Two rules keep one intent one payment through that: the provider reference is derived from the intent (an HMAC
+ * over the principal and the key, {@link #providerReference}), so a row created again for the same intent carries
+ * the reference the provider already knows; and an entry whose row the database lost re-creates that row with the
+ * same id in {@code reconciling}, whose first step is a provider lookup ({@link #recreate}) — never a fresh send.
+ * A final entry answers the replay, whatever the database forgot: it is what the provider did; one primary-key read
+ * checks the row is still there and restores it in that final state if it is not ({@link FinalRows}).
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class IdempotencyService {
 
@@ -50,31 +58,49 @@ public class IdempotencyService {
     public record Accepted(Transfer transfer, boolean replayed) {
     }
 
-    /** A Redis read that did not answer. */
-    private static final String UNAVAILABLE = "\u0000unavailable";
+    /** The decisions counted: the {@code path} (fast: Redis, db: PostgreSQL) and {@code result} tags of each. */
+    enum Decision {
+        FAST_MISMATCH("fast", "mismatch"),
+        FAST_REPLAY_FINAL("fast", "replay_final"),
+        FAST_IN_FLIGHT("fast", "in_flight"),
+        FAST_REPLAY("fast", "replay"),
+        DB_FIRST_USE("db", "first_use"),
+        DB_REDIS_UNAVAILABLE("db", "redis_unavailable"),
+        DB_CACHE_UNREADABLE("db", "cache_unreadable"),
+        DB_MISMATCH("db", "mismatch"),
+        DB_REPLAY_AFTER_MARKER("db", "replay_after_marker"),
+        DB_RECREATED("db", "recreated"),
+        DB_REPLAY("db", "replay");
 
-    /** The decisions counted, as {@code path/result}: the fast path (Redis) and the database path. */
-    private static final List<String> DECISIONS = List.of("fast/mismatch", "fast/replay_final", "fast/in_flight",
-            "fast/replay", "db/first_use", "db/redis_unavailable", "db/cache_unreadable", "db/mismatch",
-            "db/replay_after_marker", "db/cache_stale", "db/replay");
+        final String path;
+        final String result;
+
+        Decision(String path, String result) {
+            this.path = path;
+            this.result = result;
+        }
+    }
 
     private final TransferRepository transfers;
     private final RedisCommands cache;
     private final LedgerlineConfig config;
     private final String actor;
-    /** Every decision's counter, built once: {@code path/result} → counter. */
-    private final Map<String, Counter> decisions;
+    /** Every decision's counter, built once. */
+    private final Map<Decision, Counter> decisions = new EnumMap<>(Decision.class);
+    private final HmacSha256 references;
+    private final FinalRows finalRows;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
-                              InstanceId instance, MeterRegistry metrics) {
+                              InstanceId instance, MeterRegistry metrics, FinalRows finalRows) {
         this.transfers = transfers;
         this.cache = cache;
         this.config = config;
         this.actor = instance.value();
-        this.decisions = DECISIONS.stream().collect(Collectors.toUnmodifiableMap(d -> d, d -> {
-            String[] pathResult = d.split("/");
-            return metrics.counter("ledgerline.idempotency", "path", pathResult[0], "result", pathResult[1]);
-        }));
+        this.references = new HmacSha256(config.idempotency().referenceSecret());
+        this.finalRows = finalRows;
+        for (Decision decision : Decision.values()) {
+            decisions.put(decision, Meters.IDEMPOTENCY.counter(decision.path, decision.result).register(metrics));
+        }
     }
 
 
@@ -94,35 +120,36 @@ public class IdempotencyService {
         String marker = IdempotencyEntry.inFlight(markerToken(), fingerprint).encode();
         // one round trip: the key's entry if it has one, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
-                .onFailure().recoverWithItem(UNAVAILABLE)
-                .flatMap(value -> {
-                    if (value == null) {
-                        count("db", "first_use");
+                .map(CacheRead::of)
+                .onFailure().recoverWithItem(new CacheRead.Unavailable())
+                .flatMap(read -> {
+                    if (read instanceof CacheRead.Miss) {
+                        count(Decision.DB_FIRST_USE);
                         return insertOrFind(principal, key, request, fingerprint, redisKey, marker);
                     }
-                    if (UNAVAILABLE.equals(value)) {
-                        count("db", "redis_unavailable");
+                    if (read instanceof CacheRead.Unavailable) {
+                        count(Decision.DB_REDIS_UNAVAILABLE);
                         return insertOrFind(principal, key, request, fingerprint, redisKey, null);
                     }
-                    IdempotencyEntry entry = IdempotencyEntry.decode(value);
+                    IdempotencyEntry entry = IdempotencyEntry.decode(((CacheRead.Hit) read).value());
                     if (entry == null) {
                         // not an entry of ours: the database decides, and remember() overwrites it
-                        count("db", "cache_unreadable");
+                        count(Decision.DB_CACHE_UNREADABLE);
                         return insertOrFind(principal, key, request, fingerprint, redisKey, null);
                     }
                     if (!entry.completed()) {
-                        return inFlightElsewhere(principal, key, fingerprint, redisKey);
+                        return inFlightElsewhere(principal, key, request, fingerprint, redisKey);
                     }
-                    if (!entry.fingerprint().equals(fingerprint)) {
-                        count("fast", "mismatch");
+                    if (!Fingerprint.sameRequest(entry.fingerprint(), fingerprint, request)) {
+                        count(Decision.FAST_MISMATCH);
                         throw reused();
                     }
                     if (entry.kind() == IdempotencyEntry.Kind.FINAL && entry.last().userId().equals(principal)) {
-                        // sent or failed: the row can no longer change, so this copy is the current transfer
-                        count("fast", "replay_final");
-                        return Uni.createFrom().item(new Accepted(entry.last(), true));
+                        // sent, failed or cancelled: the row can no longer change, so this copy is the current transfer
+                        count(Decision.FAST_REPLAY_FINAL);
+                        return replayFinal(key, entry.last());
                     }
-                    return replayFromDatabase(principal, key, request, fingerprint, redisKey, entry.transferId());
+                    return replayFromDatabase(principal, key, request, fingerprint, redisKey, entry);
                 });
     }
 
@@ -131,31 +158,41 @@ public class IdempotencyService {
      * 409. If it has one, the original committed and its completed entry never replaced the marker (Redis
      * failed that write, or the request died after its commit): PostgreSQL answers, and the entry is written now.
      */
-    private Uni<Accepted> inFlightElsewhere(String principal, IdempotencyKey key, String fingerprint, String redisKey) {
+    private Uni<Accepted> inFlightElsewhere(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                            String redisKey) {
         return transfers.findByKey(principal, key.value()).flatMap(original -> {
             if (original == null) {
-                count("fast", "in_flight");
+                count(Decision.FAST_IN_FLIGHT);
                 throw inUse();
             }
-            if (!original.requestFingerprint().equals(fingerprint)) {
-                count("db", "mismatch");
+            if (!Fingerprint.sameRequest(original.requestFingerprint(), fingerprint, request)) {
+                count(Decision.DB_MISMATCH);
                 throw reused();
             }
-            count("db", "replay_after_marker");
+            count(Decision.DB_REPLAY_AFTER_MARKER);
             return remember(redisKey, original).replaceWith(new Accepted(original, true));
         });
     }
 
+    /** A final entry answers the replay: it is what the provider did; {@link FinalRows} sees that its row exists. */
+    private Uni<Accepted> replayFinal(IdempotencyKey key, Transfer last) {
+        return finalRows.check(key, last).replaceWith(new Accepted(last, true));
+    }
+
     /** A completed entry whose transfer was still moving when it was written: the row has the current state. */
     private Uni<Accepted> replayFromDatabase(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                             String redisKey, UUID transferId) {
-        return transfers.findById(transferId).flatMap(original -> {
-            if (original == null || !original.userId().equals(principal)) {
-                // an entry that the database does not back (e.g. a restored database): let the database decide
-                count("db", "cache_stale");
+                                             String redisKey, IdempotencyEntry entry) {
+        return transfers.findById(entry.transferId()).flatMap(original -> {
+            if (original == null) {
+                // the entry records an intent the database no longer has a row for (it lost the commit)
+                return recreate(principal, key, request, fingerprint, redisKey, entry);
+            }
+            if (!original.userId().equals(principal)) {
+                // not this principal's row: an entry that cannot be ours, so the database decides
+                count(Decision.DB_CACHE_UNREADABLE);
                 return insertOrFind(principal, key, request, fingerprint, redisKey, null);
             }
-            count("fast", "replay");
+            count(Decision.FAST_REPLAY);
             Uni<Void> keepFinal = original.status().isTerminal()
                     ? cache.replace(redisKey, IdempotencyEntry.finalState(original).encode()).onFailure().recoverWithNull()
                     : Uni.createFrom().voidItem();
@@ -163,29 +200,75 @@ public class IdempotencyService {
         });
     }
 
-    /** The database path: insert, or find the original and compare fingerprints. */
+    /**
+     * The entry says this intent was accepted as transfer {@code entry.transferId()}, and may have been sent, but the
+     * database has no such row: it lost the commit (a failover, a crash, a restore). If the key has a row after all,
+     * that row answers. Otherwise the row is created again with the same id and the same derived reference, in
+     * {@code reconciling}: the provider is asked before anything is sent, no earlier than one full send window from
+     * now, so a send still in flight is seen too. The client gets a replay, as for any accepted intent.
+     */
+    private Uni<Accepted> recreate(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
+                                   String redisKey, IdempotencyEntry entry) {
+        NewTransfer lost = newTransfer(entry.transferId(), principal, key, request, fingerprint);
+        // the first send cannot have left before the transfer was created; an entry that does not say when is at most
+        // the retention old
+        OffsetDateTime firstSentNoEarlierThan = (entry.createdAt() != null ? entry.createdAt()
+                : Instant.now().minus(config.idempotency().retention())).atOffset(ZoneOffset.UTC);
+        return transfers.findByKey(principal, key.value())
+                .flatMap(existing -> existing != null ? Uni.createFrom().item(existing)
+                        : transfers.insertRecovered(lost, firstSentNoEarlierThan, actor).flatMap(created -> {
+                            if (created != null) {
+                                count(Decision.DB_RECREATED);
+                                LOG.warnf("transferId=%s step=idempotency the database had lost this accepted transfer: re-created "
+                                        + "from its idempotency record, the provider is asked before any send", created.id());
+                                return Uni.createFrom().item(created);
+                            }
+                            return transfers.findByKey(principal, key.value());
+                        }))
+                .flatMap(row -> {
+                    if (row == null) {
+                        throw new IllegalStateException("no row for the key after re-creating transfer " + entry.transferId());
+                    }
+                    if (!Fingerprint.sameRequest(row.requestFingerprint(), fingerprint, request)) {
+                        count(Decision.DB_MISMATCH);
+                        throw reused();
+                    }
+                    return remember(redisKey, row).replaceWith(new Accepted(row, true));
+                });
+    }
+
+    /**
+     * The database path: insert, or find the original and compare fingerprints. A request scheduled for an instant
+     * that has passed creates nothing: it is the retry of an accepted one (a replay, or 422), or it is not valid.
+     */
     private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
                                        String redisKey, String ourMarker) {
-        NewTransfer candidate = new NewTransfer(UUID.randomUUID(), principal, key.value(), fingerprint,
-                request.amount(), request.currency(), request.destination().iban(), request.destination().name(),
-                request.description(), newProviderReference());
-        return transfers.insert(candidate, config.pipeline().pendingGrace(), actor)
-                .flatMap(created -> created != null
-                        ? Uni.createFrom().item(new Accepted(created, false))
-                        : transfers.findByKey(principal, key.value()).map(original -> {
+        NewTransfer candidate = newTransfer(UUID.randomUUID(), principal, key, request, fingerprint);
+        boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
+        Uni<Transfer> created = late ? Uni.createFrom().nullItem()
+                : transfers.insert(candidate, config.pipeline().pendingGrace(), actor);
+        return created
+                .flatMap(inserted -> inserted != null
+                        ? Uni.createFrom().item(new Accepted(inserted, false))
+                        : transfers.findByKey(principal, key.value()).<Accepted>flatMap(original -> {
+                            if (original == null && late) {
+                                Uni<Void> release = ourMarker == null ? Uni.createFrom().voidItem()
+                                        : cache.deleteIfHolds(redisKey, ourMarker).onFailure().recoverWithNull().replaceWithVoid();
+                                return release.chain(() -> Uni.createFrom().<Accepted>failure(executeAtPassed()));
+                            }
                             if (original == null) {
                                 throw new IllegalStateException("conflict on (user_id, idempotency_key) without a row");
                             }
-                            return new Accepted(original, true);
+                            return Uni.createFrom().item(new Accepted(original, true));
                         }))
                 .call(accepted -> remember(redisKey, accepted.transfer()))
                 .map(accepted -> {
-                    if (accepted.replayed() && !accepted.transfer().requestFingerprint().equals(fingerprint)) {
-                        count("db", "mismatch");
+                    if (accepted.replayed() && !Fingerprint.sameRequest(accepted.transfer().requestFingerprint(), fingerprint, request)) {
+                        count(Decision.DB_MISMATCH);
                         throw reused();
                     }
                     if (accepted.replayed()) {
-                        count("db", "replay");
+                        count(Decision.DB_REPLAY);
                     }
                     return accepted;
                 })
@@ -207,8 +290,20 @@ public class IdempotencyService {
         return UUID.randomUUID().toString().replace("-", "");
     }
 
-    private static String newProviderReference() {
-        return "ll_" + UUID.randomUUID().toString().replace("-", "");
+    private NewTransfer newTransfer(UUID id, String principal, IdempotencyKey key, TransferRequest request, String fingerprint) {
+        return new NewTransfer(id, principal, key.value(), fingerprint, request.amount(), request.currency(),
+                request.destination().iban(), request.destination().name(), request.description(),
+                providerReference(principal, key), request.executeAt());
+    }
+
+    /**
+     * The provider's idempotency key for an intent, derived from it: the same (principal, Idempotency-Key) always
+     * gives the same reference, so a transfer the database lost and created again is the payment the provider already
+     * knows, and no two intents share one. Keyed by {@code ledgerline.idempotency.reference-secret}, so nobody outside
+     * can tell a reference from a principal and a key. 32 hex digits (128 bits), like the random ones before it.
+     */
+    String providerReference(String principal, IdempotencyKey key) {
+        return "ll_" + references.hex(principal.length() + ":" + principal + "|" + key.value()).substring(0, 32);
     }
 
     private ProblemException inUse() {
@@ -218,12 +313,18 @@ public class IdempotencyService {
                 null, Map.of("Retry-After", retryAfter));
     }
 
+    /** The same 400 as the parser's field errors: a new transfer cannot be scheduled for the past. */
+    private static ProblemException executeAtPassed() {
+        return new ProblemException(ProblemType.VALIDATION_FAILED, "One field is not valid.",
+                List.of(new Problem.FieldError("executeAt", "must be in the future; leave it out to send at once")), Map.of());
+    }
+
     private static ProblemException reused() {
         return new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED,
                 "This Idempotency-Key was already used with a different request body; use a new key for a new transfer.");
     }
 
-    private void count(String path, String result) {
-        decisions.get(path + "/" + result).increment();
+    private void count(Decision decision) {
+        decisions.get(decision).increment();
     }
 }

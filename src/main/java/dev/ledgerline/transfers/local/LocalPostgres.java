@@ -5,9 +5,19 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * A real PostgreSQL 17 server (zonky's embedded binaries) owned by this JVM. It can be stopped and
@@ -18,6 +28,9 @@ public final class LocalPostgres implements AutoCloseable {
 
     public static final String DATABASE = "postgres";
     public static final String USER = "postgres";
+
+    private static final Pattern PARAMETER = Pattern.compile("[a-z_]+");
+    private static final Pattern VALUE = Pattern.compile("[A-Za-z0-9_.]+");
 
     private final int port;
     private final Path dataDir;
@@ -86,10 +99,78 @@ public final class LocalPostgres implements AutoCloseable {
         }
     }
 
-    /** Starts the stopped server again on the same port with the same data. */
+    /**
+     * Crashes the server: an immediate shutdown (SIGQUIT to the postmaster, which is what {@code pg_ctl stop -m
+     * immediate} sends), so no server process writes anything more, not even the WAL still in shared memory.
+     * With {@code synchronous_commit=off} the commits acknowledged in the last moments before are gone; the data
+     * directory stays, and {@link #startAgain()} recovers from the WAL that reached the files, without them.
+     */
+    public void crash() throws IOException {
+        if (server == null) {
+            return;
+        }
+        long pid = pid();
+        Signals.send("QUIT", pid);
+        awaitExit(pid, Duration.ofSeconds(30));
+        // The postmaster removes its pid file on the way out, immediate shutdown included. One left behind by a
+        // process that is gone would make the next start refuse the data directory, so it must not survive this.
+        Path pidFile = dataDir.resolve("postmaster.pid");
+        if (Files.exists(pidFile) && Long.parseLong(Files.readAllLines(pidFile).get(0).trim()) == pid) {
+            Files.delete(pidFile);
+        }
+        releaseCrashed();
+    }
+
+    private static void awaitExit(long pid, Duration within) throws IOException {
+        Optional<ProcessHandle> postmaster = ProcessHandle.of(pid);
+        if (postmaster.isEmpty()) {
+            return;
+        }
+        try {
+            postmaster.get().onExit().get(within.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while PostgreSQL " + pid + " shut down", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("PostgreSQL " + pid + " did not exit within " + within + " of SIGQUIT", e);
+        }
+    }
+
+    /**
+     * Lets go of the crashed server's handle, which holds a lock on the data directory that the next start needs.
+     * Its close() also runs a fast pg_ctl stop, which fails on a server that is gone and logs that as an error:
+     * muted here, since the server being gone is the point.
+     */
+    private void releaseCrashed() throws IOException {
+        Logger zonky = Logger.getLogger(EmbeddedPostgres.class.getName());
+        Level before = zonky.getLevel();
+        zonky.setLevel(Level.OFF);
+        try {
+            server.close();
+        } finally {
+            zonky.setLevel(before);
+            server = null;
+        }
+    }
+
+    /** Starts the stopped or crashed server again on the same port with the same data. */
     public void startAgain() throws IOException {
         if (server == null) {
             launch();
+        }
+    }
+
+    /**
+     * Sets a parameter that a reload applies ({@code ALTER SYSTEM}, then {@code pg_reload_conf()}), or resets it
+     * with {@code null}. It is written to the data directory, so it holds through stops and crashes until reset.
+     */
+    public void setReloadable(String parameter, String value) throws SQLException {
+        if (!PARAMETER.matcher(parameter).matches() || value != null && !VALUE.matcher(value).matches()) {
+            throw new IllegalArgumentException("not a plain parameter setting: " + parameter + " = " + value);
+        }
+        try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            st.execute(value == null ? "ALTER SYSTEM RESET " + parameter : "ALTER SYSTEM SET " + parameter + " = '" + value + "'");
+            st.execute("SELECT pg_reload_conf()");
         }
     }
 

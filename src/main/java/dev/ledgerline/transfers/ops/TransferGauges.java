@@ -1,15 +1,16 @@
 package dev.ledgerline.transfers.ops;
 
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.transfer.Open;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferStatus;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 
-import jakarta.interceptor.Interceptor;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
@@ -20,9 +21,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * Gauges read from the database every few seconds, cheaply: only the open (non-terminal) transfers,
  * which the partial indexes cover. Finished transfers are counted as they finish
  * ({@code ledgerline_transfers_finished_total}), not by scanning the table.
+ *
+ * <p>A parked transfer waits for an operator, not for the pipeline, and stays so until someone resumes it: it is
+ * counted by {@code ledgerline_transfers_parked} alone. The open counts and the oldest open age leave it out, so
+ * one parked transfer neither keeps the stuck-transfer alert firing nor hides a transfer that gets stuck after it.
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class TransferGauges {
 
@@ -32,18 +36,17 @@ public class TransferGauges {
     private final TransferRepository transfers;
     private final Map<TransferStatus, AtomicLong> counts = new EnumMap<>(TransferStatus.class);
     private final AtomicLong oldestSeconds = new AtomicLong();
+    private final AtomicLong parked = new AtomicLong();
 
     public TransferGauges(TransferRepository transfers, MeterRegistry metrics) {
         this.transfers = transfers;
         for (TransferStatus status : OPEN) {
             AtomicLong value = new AtomicLong();
             counts.put(status, value);
-            Gauge.builder("ledgerline.transfers.open", value, AtomicLong::get)
-                    .tag("status", status.name().toLowerCase()).description("Transfers not yet sent or failed")
-                    .register(metrics);
+            Meters.TRANSFERS_OPEN.gauge(value, AtomicLong::get, status.name().toLowerCase()).register(metrics);
         }
-        Gauge.builder("ledgerline.transfers.oldest.open.age", oldestSeconds, AtomicLong::get)
-                .baseUnit("seconds").description("Age of the oldest transfer not yet sent or failed").register(metrics);
+        Meters.TRANSFERS_OLDEST_OPEN_AGE.gauge(oldestSeconds, AtomicLong::get).register(metrics);
+        Meters.TRANSFERS_PARKED.gauge(parked, AtomicLong::get).register(metrics);
     }
 
     @Scheduled(every = "10s", delayed = "2s",
@@ -53,12 +56,15 @@ public class TransferGauges {
                 .invoke(open -> {
                     Map<TransferStatus, Long> seen = new EnumMap<>(TransferStatus.class);
                     double oldest = 0;
-                    for (TransferRepository.Open o : open) {
+                    long parkedNow = 0;
+                    for (Open o : open) {
                         seen.put(o.status(), o.count());
                         oldest = Math.max(oldest, o.oldestSeconds());
+                        parkedNow += o.parked();
                     }
                     counts.forEach((status, value) -> value.set(seen.getOrDefault(status, 0L)));
                     oldestSeconds.set((long) oldest);
+                    parked.set(parkedNow);
                 })
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();

@@ -1,14 +1,14 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.TransferRepository;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,14 +17,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The overload bound: how many accepted transfers wait in {@code pending}, across every instance, and whether
  * that is beyond {@code ledgerline.overload.max-pending}. While it is, new transfers are refused before
  * anything is written (503 + Retry-After), so a burst above capacity leaves at most the bound behind it, and
- * that drains in bounded time once the burst stops (README "Overload").
+ * that drains in bounded time once the burst stops (docs/operating.md "Overload").
  *
  * <p>Counted in the background every {@code check-every}, never on a request: a refusal costs one volatile
  * read. The count stops at the bound plus one, so it costs the same however deep the backlog is. When the
  * database cannot answer, the last count stands (requests then fail on their own statements anyway).
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class Backlog {
 
@@ -38,12 +37,8 @@ public class Backlog {
     public Backlog(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics) {
         this.transfers = transfers;
         this.maxPending = config.overload().maxPending();
-        Gauge.builder("ledgerline.overload.pending", pending, AtomicLong::get)
-                .description("Pending transfers across instances as last counted (stops at ledgerline.overload.max-pending + 1)")
-                .register(metrics);
-        Gauge.builder("ledgerline.overload.refusing", this, b -> b.overloaded ? 1 : 0)
-                .description("1 while new transfers are refused because the pending backlog is beyond its bound")
-                .register(metrics);
+        Meters.OVERLOAD_PENDING.gauge(pending, AtomicLong::get).register(metrics);
+        Meters.OVERLOAD_REFUSING.gauge(this, b -> b.overloaded ? 1 : 0).register(metrics);
     }
 
     /** Whether new transfers are refused right now. */

@@ -1,13 +1,14 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
-import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.transfer.Seen;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -22,12 +23,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * Beyond the bound nothing is queued in memory: the row is already committed as {@code pending}, and
  * the sweeper picks it up. So a burst can neither exhaust memory nor connections, nor lose a transfer.
  *
- * <p>Dispatch on accept and the sweeper's drain share this one budget. The sweeper may fill it only up to
- * {@code max-in-flight} less {@code accept-reserve}, so a drain of a large backlog never takes the last
- * slots from the transfers being accepted right now. Once stopped (shutdown), nothing new starts here.
+ * <p>Dispatch on accept, the reconciler's resends and the sweeper's drain share this one budget, and ask for it the
+ * same way: {@link #admit} with their {@link Lane}. The sweeper may fill it only up to {@code max-in-flight} less
+ * {@code accept-reserve}, so a drain of a large backlog never takes the last slots from the transfers being accepted
+ * right now. Once stopped (shutdown), nothing new starts here.
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class Dispatcher {
 
@@ -50,48 +51,48 @@ public class Dispatcher {
         this.processor = processor;
         this.maxInFlight = config.pipeline().maxInFlight();
         this.sweeperShare = Math.max(1, maxInFlight - config.pipeline().acceptReserve());
-        metrics.gauge("ledgerline.pipeline.in_flight", inFlight);
-        this.started = metrics.counter("ledgerline.dispatch", "result", "started");
-        this.deferred = metrics.counter("ledgerline.dispatch", "result", "deferred");
+        Meters.PIPELINE_IN_FLIGHT.gauge(inFlight, AtomicInteger::doubleValue).register(metrics);
+        this.started = Meters.DISPATCH.counter("started").register(metrics);
+        this.deferred = Meters.DISPATCH.counter("deferred").register(metrics);
+    }
+
+    /** Who asks for in-flight slots, which decides how much of the budget it may fill and how its pass starts. */
+    public enum Lane {
+        /**
+         * A transfer this instance has just committed: the whole budget, and its first pass skips the Redis lock
+         * ({@link TransferProcessor#processJustAccepted}). One refused is counted {@code deferred}: the sweeper takes it.
+         */
+        ACCEPT,
+        /** A resend after a provider lookup found nothing: the whole budget. */
+        RESEND,
+        /** The sweeper's drain of pending rows: the budget less {@code accept-reserve}. */
+        SWEEP
     }
 
     /**
-     * Fire and forget, for a transfer this instance has just committed ({@link TransferProcessor#processJustAccepted}):
-     * {@code false} when the instance is at its bound (or stopping) and the sweeper will take it.
+     * The one admission: reserves up to {@code wanted} slots for {@code lane}, and answers how many (0 when there is
+     * no room or the instance is stopping; the sweeper's lane also stops when shutdown begins). Each reserved slot
+     * must be used by one {@link #start} or {@link #run}, or given back with {@link #giveBack}.
      */
-    public boolean dispatchAccepted(Seen seen, String why) {
-        if (stopped || !tryEnter()) {
-            deferred.increment();
-            return false;
-        }
-        started.increment();
-        processor.processJustAccepted(seen, why)
-                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
-                .eventually(this::passEnded)
-                .subscribe().with(outcome -> { }, failure -> { });
-        return true;
-    }
-
-    /**
-     * Reserves up to {@code wanted} slots for swept transfers, within the sweeper's share of the budget:
-     * the number reserved, 0 when there is no room (or the instance is stopping). Each reserved slot must be
-     * used by {@link #dispatchSwept} or given back with {@link #giveBack}.
-     */
-    int reserveForSweep(int wanted) {
-        while (!stopped && !sweepingStopped) {
+    public int admit(Lane lane, int wanted) {
+        int bound = lane == Lane.SWEEP ? sweeperShare : maxInFlight;
+        while (!stopped && !(lane == Lane.SWEEP && sweepingStopped)) {
             int current = inFlight.get();
-            int room = Math.min(wanted, sweeperShare - current);
+            int room = Math.min(wanted, bound - current);
             if (room <= 0) {
-                return 0;
+                break;
             }
             if (inFlight.compareAndSet(current, current + room)) {
                 return room;
             }
         }
+        if (lane == Lane.ACCEPT) {
+            deferred.increment();
+        }
         return 0;
     }
 
-    /** Returns reserved slots the sweeper found no transfer for. */
+    /** Returns reserved slots nobody used. */
     void giveBack(int slots) {
         if (slots > 0) {
             inFlight.addAndGet(-slots);
@@ -99,13 +100,20 @@ public class Dispatcher {
         }
     }
 
-    /** Fire and forget, in a slot {@link #reserveForSweep} reserved; the pass takes the Redis lock. */
-    void dispatchSwept(Seen seen, String why) {
+    /** Fire and forget, in a slot {@link #admit} reserved for {@code lane}. */
+    public void start(Seen seen, Lane lane, String why) {
         started.increment();
-        processor.process(seen, why)
+        run(seen, lane, why).subscribe().with(outcome -> { }, failure -> { });
+    }
+
+    /** Runs one pass in a slot {@link #admit} reserved for {@code lane}; the slot is free again when the pass ends. */
+    Uni<TransferProcessor.Outcome> run(Seen seen, Lane lane, String why) {
+        Uni<TransferProcessor.Outcome> pass = lane == Lane.ACCEPT
+                ? processor.processJustAccepted(seen, why)
+                : processor.process(seen, why);
+        return pass
                 .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
-                .eventually(this::passEnded)
-                .subscribe().with(outcome -> { }, failure -> { });
+                .eventually(this::passEnded);
     }
 
     /**
@@ -122,24 +130,6 @@ public class Dispatcher {
         }
         return Uni.createFrom().completionStage(signal)
                 .ifNoItem().after(atMost).recoverWithItem((Void) null);
-    }
-
-    /** Runs one pass within the in-flight bound; the caller must have entered with {@link #tryEnter()}. */
-    Uni<TransferProcessor.Outcome> run(Seen seen, String why) {
-        return processor.process(seen, why)
-                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
-                .eventually(this::passEnded);
-    }
-
-    boolean tryEnter() {
-        if (stopped) {
-            return false;
-        }
-        if (inFlight.incrementAndGet() > maxInFlight) {
-            inFlight.decrementAndGet();
-            return false;
-        }
-        return true;
     }
 
     /**

@@ -11,7 +11,7 @@ import org.jboss.logging.Logger;
 import java.time.Duration;
 
 /**
- * The pipeline's part of a graceful shutdown (README "Graceful shutdown"). Quarkus first turns readiness DOWN
+ * The pipeline's part of a graceful shutdown (docs/operating.md "Graceful shutdown"). Quarkus first turns readiness DOWN
  * and keeps serving for {@code quarkus.shutdown.delay}, then answers the requests already inside for up to
  * {@code quarkus.shutdown.timeout} while refusing new ones with 503; after that, this:
  * <ol>

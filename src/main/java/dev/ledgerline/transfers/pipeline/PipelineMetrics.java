@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -7,15 +9,13 @@ import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 
-import jakarta.interceptor.Interceptor;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.EnumMap;
 import java.util.Map;
 
 /** What the pipeline reports when a transfer reaches a final status: how many, and how long it took end to end. */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class PipelineMetrics {
 
@@ -27,12 +27,11 @@ public class PipelineMetrics {
     public PipelineMetrics(MeterRegistry metrics) {
         for (TransferStatus status : TransferStatus.values()) {
             if (status.isTerminal()) {
-                finished.put(status, metrics.counter("ledgerline.transfers.finished", "status", status.db()));
+                finished.put(status, Meters.TRANSFERS_FINISHED.counter(status.db()).register(metrics));
             }
         }
-        this.staleWrites = metrics.counter("ledgerline.fence.stale");
-        this.endToEnd = Timer.builder("ledgerline.pipeline.latency")
-                .description("From accepted to sent or failed")
+        this.staleWrites = Meters.FENCE_STALE.counter().register(metrics);
+        this.endToEnd = Meters.PIPELINE_LATENCY.timer()
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(5))
                 .maximumExpectedValue(Duration.ofMinutes(10))
@@ -45,6 +44,11 @@ public class PipelineMetrics {
             Duration took = Duration.between(createdAt, OffsetDateTime.now());
             endToEnd.record(took.isNegative() ? Duration.ZERO : took);
         }
+    }
+
+    /** A transfer its owner cancelled: finished without a send (no end-to-end latency: nothing was processed). */
+    public void cancelled() {
+        finished.get(TransferStatus.CANCELLED).increment();
     }
 
     void staleWrite() {

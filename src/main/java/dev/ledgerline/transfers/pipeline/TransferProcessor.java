@@ -2,6 +2,8 @@ package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.provider.PaymentOrder;
 import dev.ledgerline.transfers.provider.PaymentProvider;
 import dev.ledgerline.transfers.provider.ProviderClient;
@@ -9,8 +11,8 @@ import dev.ledgerline.transfers.provider.ProviderRefusedException;
 import dev.ledgerline.transfers.provider.SendNotWrittenException;
 import dev.ledgerline.transfers.provider.SendResult;
 import dev.ledgerline.transfers.transfer.TransferRepository;
-import dev.ledgerline.transfers.transfer.TransferRepository.Claim;
-import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
+import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -20,7 +22,6 @@ import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -29,7 +30,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Moves one transfer through lock → claim → send → fence → release (README "How a transfer moves").
+ * Moves one transfer through lock → claim → send → fence → release (docs/safety.md "How a transfer moves").
  *
  * <p>The Redis lock only keeps workers out of each other's way. What makes a payment happen at most
  * once is the database: the claim UPDATE succeeds for one worker only and hands it a version, the
@@ -42,17 +43,19 @@ import java.util.UUID;
  * the process once that deadline passed, and the database lets nobody claim the row again or act on a lookup
  * before the deadline plus the clock margin is over.
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class TransferProcessor {
 
     private static final Logger LOG = Logger.getLogger(TransferProcessor.class);
 
     /** How one pass over a transfer ended. */
-    public enum Outcome { LOCKED_ELSEWHERE, REDIS_UNAVAILABLE, NOT_CLAIMABLE, PROVIDER_OPEN, LEASE_TOO_SHORT, SENT, FAILED, UNKNOWN, STALE }
+    public enum Outcome { LOCKED_ELSEWHERE, REDIS_UNAVAILABLE, NOT_CLAIMABLE, PROVIDER_OPEN, CLOCK_SKEW, LEASE_TOO_SHORT, SENT, FAILED, UNKNOWN, STALE }
 
     private enum Lock { ACQUIRED, HELD_ELSEWHERE, UNAVAILABLE }
+
+    /** How a send ended: the {@code outcome} tag of {@code ledgerline.provider.send}, in lower case. */
+    private enum Send { COMPLETED, REJECTED, NOT_WRITTEN, REFUSED, UNKNOWN }
 
     private final RedisLock redisLock;
     private final TransferRepository transfers;
@@ -62,18 +65,20 @@ public class TransferProcessor {
     private final Duration providerTimeout;
     private final String worker;
     private final PipelineMetrics pipelineMetrics;
-    // every meter built once, per tag value, so a pass does no registry lookups (names and tags: README's metrics)
+    private final ClockWatch clocks;
+    // every meter built once, per tag value, so a pass does no registry lookups (names, tags and HELP: metrics.Meters;
+    // what they mean: docs/operating.md)
     private final Counter lockNotNeeded;
     private final Map<Lock, Counter> lockAcquired = new EnumMap<>(Lock.class);
     private final Map<Outcome, Counter> passes = new EnumMap<>(Outcome.class);
     private final Counter claimWon;
     private final Counter claimLost;
-    private final Map<String, Counter> sends;
+    private final Map<Send, Counter> sends = new EnumMap<>(Send.class);
     private final Timer sendLatency;
     private final Counter lockReleased;
     private final Counter lockExpired;
 
-    public TransferProcessor(PipelineMetrics pipelineMetrics, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
+    public TransferProcessor(PipelineMetrics pipelineMetrics, ClockWatch clocks, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
                              CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
                              MeterRegistry metrics) {
         this.redisLock = redisLock;
@@ -81,27 +86,25 @@ public class TransferProcessor {
         this.provider = provider;
         this.breakers = breakers;
         this.settings = config.pipeline();
-        this.providerTimeout = Duration.ofMillis(config.provider().timeoutMs());
+        this.providerTimeout = config.provider().timeout();
         this.worker = instance.value();
         this.pipelineMetrics = pipelineMetrics;
-        this.lockNotNeeded = metrics.counter("ledgerline.lock.acquire", "result", "not_needed");
+        this.clocks = clocks;
+        this.lockNotNeeded = Meters.LOCK_ACQUIRE.counter("not_needed").register(metrics);
         for (Lock lock : Lock.values()) {
-            lockAcquired.put(lock, metrics.counter("ledgerline.lock.acquire", "result", lock.name().toLowerCase()));
+            lockAcquired.put(lock, Meters.LOCK_ACQUIRE.counter(lock.name().toLowerCase()).register(metrics));
         }
         for (Outcome outcome : Outcome.values()) {
-            passes.put(outcome, metrics.counter("ledgerline.pipeline.passes", "outcome", outcome.name().toLowerCase()));
+            passes.put(outcome, Meters.PIPELINE_PASSES.counter(outcome.name().toLowerCase()).register(metrics));
         }
-        this.claimWon = metrics.counter("ledgerline.claim", "result", "won");
-        this.claimLost = metrics.counter("ledgerline.claim", "result", "lost");
-        this.sends = Map.of(
-                "completed", metrics.counter("ledgerline.provider.send", "outcome", "completed"),
-                "rejected", metrics.counter("ledgerline.provider.send", "outcome", "rejected"),
-                "not_written", metrics.counter("ledgerline.provider.send", "outcome", "not_written"),
-                "refused", metrics.counter("ledgerline.provider.send", "outcome", "refused"),
-                "unknown", metrics.counter("ledgerline.provider.send", "outcome", "unknown"));
-        this.sendLatency = metrics.timer("ledgerline.provider.send.latency");
-        this.lockReleased = metrics.counter("ledgerline.lock.release", "result", "released");
-        this.lockExpired = metrics.counter("ledgerline.lock.release", "result", "expired");
+        this.claimWon = Meters.CLAIM.counter("won").register(metrics);
+        this.claimLost = Meters.CLAIM.counter("lost").register(metrics);
+        for (Send send : Send.values()) {
+            sends.put(send, Meters.PROVIDER_SEND.counter(send.name().toLowerCase()).register(metrics));
+        }
+        this.sendLatency = Meters.PROVIDER_SEND_LATENCY.timer().register(metrics);
+        this.lockReleased = Meters.LOCK_RELEASE.counter("released").register(metrics);
+        this.lockExpired = Meters.LOCK_RELEASE.counter("expired").register(metrics);
     }
 
     /**
@@ -120,6 +123,12 @@ public class TransferProcessor {
      */
     public Uni<Outcome> processJustAccepted(Seen seen, String why) {
         lockNotNeeded.increment();
+        if (breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED) {
+            // open: the send would fail at the breaker; half-open: the breaker lets only its few trial calls through,
+            // which the sweeper makes (one row per batch), and a claim it refused waits out its deadline plus the
+            // settle time in reconciling. Either way the row stays pending for the sweeper.
+            return Uni.createFrom().item(Outcome.PROVIDER_OPEN).invoke(this::countPass);
+        }
         return claimSendFence(seen, why).invoke(this::countPass);
     }
 
@@ -147,6 +156,10 @@ public class TransferProcessor {
         if (breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN) {
             // the provider is down: claiming now would only park the transfer in reconciling
             return Uni.createFrom().item(Outcome.PROVIDER_OPEN);
+        }
+        if (clocks.holdingSends()) {
+            // a clock offset beyond the skew bound: a send's deadline would not mean what the settle time assumes
+            return Uni.createFrom().item(Outcome.CLOCK_SKEW);
         }
         long claimedAt = System.nanoTime();
         return claim(seen, why).flatMap(claim -> claim == null
@@ -188,6 +201,13 @@ public class TransferProcessor {
                 return fence(claim, TransferStatus.RECONCILING, null, sent.unknownReason(), settings.retryBackoff(), sent.refused())
                         .map(fenced -> fenced ? Outcome.UNKNOWN : Outcome.STALE);
             }
+            if (result.finalOnlyOnFirstSend() && !claim.firstSend()) {
+                // a 400/422 to a resend: real providers answer it for a key they already executed (a key reused with
+                // another body, an idempotency error), so it says nothing about whether money moved; the lookup decides
+                return fence(claim, TransferStatus.RECONCILING, null, "provider answered " + result.status()
+                        + " to a resend, outcome unknown", settings.retryBackoff(), false)
+                        .map(fenced -> fenced ? Outcome.UNKNOWN : Outcome.STALE);
+            }
             if (result.executed()) {
                 return fence(claim, TransferStatus.SENT, null, "provider completed", Duration.ZERO, false)
                         .map(fenced -> fenced ? Outcome.SENT : Outcome.STALE);
@@ -211,18 +231,19 @@ public class TransferProcessor {
                 claim.name(), claim.sendNotAfter().toInstant());
         long started = System.nanoTime();
         return provider.send(order)
-                .invoke(result -> sends.get(result.executed() ? "completed" : "rejected").increment())
+                .invoke(result -> sends.get(result.executed() ? Send.COMPLETED : Send.REJECTED).increment())
                 .map(result -> new Sent(result, null, false))
                 .onFailure().recoverWithItem(e -> {
-                    String outcome = causedBy(e, SendNotWrittenException.class) ? "not_written"
-                            : causedBy(e, ProviderRefusedException.class) ? "refused" : "unknown";
+                    Send outcome = causedBy(e, SendNotWrittenException.class) ? Send.NOT_WRITTEN
+                            : causedBy(e, ProviderRefusedException.class) ? Send.REFUSED : Send.UNKNOWN;
                     sends.get(outcome).increment();
-                    LOG.infof("transferId=%s version=%d step=send outcome %s: %s", claim.id(), claim.version(), outcome, e.toString());
+                    LOG.infof("transferId=%s version=%d step=send outcome %s: %s", claim.id(), claim.version(),
+                            outcome.name().toLowerCase(), e.toString());
                     return new Sent(null, switch (outcome) {
-                        case "not_written" -> "send not written, its deadline passed first";
-                        case "refused" -> "provider refused the send, outcome unknown";
+                        case NOT_WRITTEN -> "send not written, its deadline passed first";
+                        case REFUSED -> "provider refused the send, outcome unknown";
                         default -> "provider outcome unknown";
-                    }, outcome.equals("refused"));
+                    }, outcome == Send.REFUSED);
                 })
                 .invoke(() -> sendLatency.record(Duration.ofNanos(System.nanoTime() - started)));
     }
@@ -238,7 +259,7 @@ public class TransferProcessor {
 
     private Uni<Boolean> fence(Claim claim, TransferStatus status, String failureReason, String reason, Duration nextAttemptIn,
                                boolean refused) {
-        return transfers.fence(claim.id(), claim.version(), status, failureReason, nextAttemptIn, worker, reason, refused)
+        return transfers.fence(claim.id(), claim.version(), claim.token(), status, failureReason, nextAttemptIn, worker, reason, refused)
                 .invoke(fenced -> {
                     if (fenced) {
                         LOG.debugf("transferId=%s version=%d step=fence -> %s (%s)", claim.id(), claim.version() + 1, status.db(), reason);

@@ -13,6 +13,8 @@ public enum ProblemType {
     METHOD_NOT_ALLOWED(405, "Method not allowed"),
     NOT_ACCEPTABLE(406, "Not acceptable"),
     IDEMPOTENCY_KEY_IN_USE(409, "A request with this Idempotency-Key is still in progress"),
+    TRANSFER_NOT_CANCELLABLE(409, "The transfer can no longer be cancelled"),
+    CURSOR_EXPIRED(410, "The cursor is older than the feed keeps"),
     PAYLOAD_TOO_LARGE(413, "Request body too large"),
     UNSUPPORTED_MEDIA_TYPE(415, "Unsupported media type"),
     IDEMPOTENCY_KEY_REUSED(422, "Idempotency-Key was already used for a different request"),

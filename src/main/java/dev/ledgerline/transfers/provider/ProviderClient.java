@@ -10,15 +10,27 @@ import org.eclipse.microprofile.faulttolerance.Timeout;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
 
 /**
- * The provider adapter with its fault tolerance. It decides what is definitive and what is not:
- * 2xx is completed; 400 (the provider refused the request itself, e.g. a beneficiary it will not pay), 402 and
- * 422 are definitive rejections (returned as an item, so the breaker does not count them); everything else —
- * timeout, 5xx, 412 (arrived after its deadline: not executed, the lookup settles it), 401/403/404/409/429 and
- * other 4xx, a broken connection, an open breaker, a full bulkhead — fails the {@code Uni} and means "unknown".
- * Unexplained 4xx answers are bounded by the reconciler ({@code ledgerline.pipeline.max-refused-sends}), not retried forever.
+ * The provider adapter with its fault tolerance. It decides what is definitive and what is not (as
+ * {@code provider-api.yaml} documents it, {@code x-ledgerline-meaning}):
+ * <ul>
+ *   <li>2xx: completed;</li>
+ *   <li>402: rejected, definitively; 400 and 422: rejected with {@link SendResult#finalOnlyOnFirstSend()} set,
+ *       definitive only when they answer the first send of a reference (returned as an item, so the breaker
+ *       does not count them);</li>
+ *   <li>409 (a request under this key is still in progress: it may execute) and 412 (arrived after its
+ *       deadline): unknown, and never a refusal;</li>
+ *   <li>401, 403, 404, 429 and other unexplained 4xx: unknown, as {@link ProviderRefusedException};</li>
+ *   <li>everything else (5xx, a broken connection, an open breaker, a full bulkhead): the {@code Uni} fails,
+ *       unknown.</li>
+ * </ul>
+ * Every string from the provider leaves this class through {@link ProviderText#clean}: no control characters,
+ * at most {@value ProviderText#MAX_LENGTH} characters.
  *
  * <p>{@code @Timeout} stops waiting but does not cancel the call: the provider may still execute after
  * the timeout, which is exactly why a timeout is unknown and goes to reconciliation.
+ *
+ * <p>The annotations say which guards each call has; their values are configuration, {@code ledgerline.provider.*}
+ * ({@code LedgerlineConfig.Provider}), which application.properties hands to SmallRye Fault Tolerance per method.
  */
 @ApplicationScoped
 public class ProviderClient implements PaymentProvider {
@@ -33,10 +45,10 @@ public class ProviderClient implements PaymentProvider {
     }
 
     @Override
-    @Timeout(5000)
-    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 5000, successThreshold = 2)
+    @Timeout
+    @CircuitBreaker
     @CircuitBreakerName(SEND_BREAKER)
-    @Bulkhead(value = 64, waitingTaskQueue = 256)
+    @Bulkhead
     public Uni<SendResult> send(PaymentOrder order) {
         var body = new ProviderRestClient.PaymentBody(order.amount(), order.currency(),
                 new ProviderRestClient.PaymentBody.Destination(order.iban(), order.name()));
@@ -46,10 +58,10 @@ public class ProviderClient implements PaymentProvider {
     }
 
     @Override
-    @Timeout(5000)
-    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 5000, successThreshold = 2)
+    @Timeout
+    @CircuitBreaker
     @CircuitBreakerName(LOOKUP_BREAKER)
-    @Bulkhead(value = 64, waitingTaskQueue = 256)
+    @Bulkhead
     public Uni<LookupResult> lookup(String reference) {
         return rest.lookup(reference).map(ProviderClient::toLookupResult);
     }
@@ -62,8 +74,12 @@ public class ProviderClient implements PaymentProvider {
             }
             if (status == 400 || status == 402 || status == 422) {
                 ProviderPayment payment = readPayment(response);
-                return SendResult.rejected(payment != null && payment.reason() != null
-                        ? payment.reason() : "refused by the provider (" + status + ")");
+                String reason = payment == null ? null : ProviderText.clean(payment.reason());
+                return SendResult.rejected(reason != null ? reason : "refused by the provider (" + status + ")", status);
+            }
+            if (status == 409) {
+                // the first request under this key is still being processed: it may well execute
+                throw new ProviderUnknownOutcomeException("provider answered 409: a request under this key is in progress");
             }
             if (status == 412) {
                 // refused for arriving after its deadline: not executed; the reconciler's lookup will say so
@@ -88,7 +104,8 @@ public class ProviderClient implements PaymentProvider {
                     return LookupResult.completed();
                 }
                 if (payment != null && "rejected".equals(payment.status())) {
-                    return LookupResult.rejected(payment.reason() == null ? "rejected by provider" : payment.reason());
+                    String reason = ProviderText.clean(payment.reason());
+                    return LookupResult.rejected(reason == null ? "rejected by provider" : reason);
                 }
             }
             throw new ProviderUnknownOutcomeException("provider answered " + status + " to a lookup");

@@ -15,10 +15,12 @@ import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
 /**
  * The provider's HTTP contract; {@link ProviderClient} owns its fault tolerance, {@link DeadlineFilter} keeps a
- * send whose deadline passed from leaving the process.
+ * send whose deadline passed from leaving the process, and {@link ProviderClockFilter} reads the provider's clock
+ * off every answer's {@code Date} header ({@link ProviderClock}).
  */
 @RegisterRestClient(configKey = "provider")
 @RegisterProvider(DeadlineFilter.class)
+@RegisterProvider(ProviderClockFilter.class)
 @Path("/payments")
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.APPLICATION_JSON)

@@ -1,12 +1,12 @@
 package dev.ledgerline.transfers.provider;
 
+import dev.ledgerline.transfers.config.StartupOrder;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
@@ -23,14 +23,14 @@ import java.time.Duration;
  *
  * <p>It never calls the provider: {@link #guarded()} is a local no-op with the same annotations as
  * {@link ProviderClient#send}, so what stays for the first real send is building its own guard from classes
- * already loaded. It runs before the scheduler starts (priority 0), whose first sweep may send.
+ * already loaded. It runs before the scheduler starts ({@link StartupOrder}), whose first sweep may send.
  */
 @ApplicationScoped
 public class ProviderWarmUp {
 
     private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
 
-    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
+    void warm(@Observes @Priority(StartupOrder.BEFORE_SCHEDULER) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
         ClientProxy.unwrap(client);
         ClientProxy.unwrap(rest);
         try {
@@ -41,10 +41,13 @@ public class ProviderWarmUp {
         }
     }
 
-    /** Goes through the fault-tolerance interceptor as {@link ProviderClient#send} does, and does nothing. */
-    @Timeout(5000)
-    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 5000, successThreshold = 2)
-    @Bulkhead(value = 64, waitingTaskQueue = 256)
+    /**
+     * Goes through the fault-tolerance interceptor as {@link ProviderClient#send} does, and does nothing; its guards
+     * read the same {@code ledgerline.provider.*} values (application.properties).
+     */
+    @Timeout
+    @CircuitBreaker
+    @Bulkhead
     Uni<Void> guarded() {
         return Uni.createFrom().voidItem();
     }

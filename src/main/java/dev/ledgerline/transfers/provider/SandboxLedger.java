@@ -1,10 +1,14 @@
 package dev.ledgerline.transfers.provider;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -27,6 +31,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * both is the send's deadline ({@code Ledgerline-Not-After}), checked at the moment the send is applied: later
  * than that it is refused and never executes.
  *
+ * <p>The sandbox has a clock of its own ({@link #now()}, shifted by {@code clockOffsetMs}): it decides the deadline
+ * check and is what its HTTP faces put in the {@code Date} header, as a real provider's clock would.
+ *
  * <p>Every applied send is recorded as an {@link Order} — what was paid, to whom, under which deadline — so
  * tests can compare what moved with what the client asked for.
  *
@@ -42,11 +49,17 @@ public final class SandboxLedger {
         return thread;
     });
 
+    private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.ROOT);
+
     /** What to answer: an HTTP status and an optional body. */
     public record Answer(int status, ProviderPayment body) {
     }
 
-    /** One send as the sandbox applied it: executed, rejected, or refused because it arrived after its deadline. */
+    /**
+     * One send as the sandbox applied it: executed, rejected, or refused because it arrived after its deadline.
+     * {@code appliedAt} is the real instant, not the sandbox's own (possibly shifted) clock, so it can be compared
+     * with {@code notAfter} as the service meant it.
+     */
     public record Order(String reference, long amount, String currency, String iban, String name, Instant notAfter,
                         Instant appliedAt, String outcome) {
     }
@@ -106,14 +119,14 @@ public final class SandboxLedger {
         boolean first = payment.arrivals.incrementAndGet() == 1;
         if (roll(f.errorThenExecuteRate())) {
             // the caller hears an error now; the payment is applied later all the same
-            later(f.holdMs(), () -> apply(payment, body, deadline, f));
+            later(heldFor(deadline, f), () -> apply(payment, body, deadline, f));
             return done(new Answer(503, null));
         }
-        if (first && f.holdMs() > 0 && roll(f.holdRate())) {
+        if (first && (f.holdMs() > 0 || f.executeBeforeDeadlineMs() > 0) && roll(f.holdRate())) {
             // held in transit: applied on the sandbox's timer even if the caller stopped waiting long before
             heldSends.incrementAndGet();
             CompletableFuture<Answer> answer = new CompletableFuture<>();
-            later(f.holdMs(), () -> answerAfter(apply(payment, body, deadline, f), f, answer));
+            later(heldFor(deadline, f), () -> answerAfter(apply(payment, body, deadline, f), f, answer));
             return answer;
         }
         CompletableFuture<Answer> answer = new CompletableFuture<>();
@@ -121,13 +134,37 @@ public final class SandboxLedger {
         return answer;
     }
 
-    /** Applies a send that reached the provider: refused past its deadline, else executed or rejected. */
+    /**
+     * How long a held send travels before it is applied: until {@code executeBeforeDeadlineMs} before its deadline
+     * by the sandbox's clock (at once if that has passed), or {@code holdMs}.
+     */
+    private long heldFor(Instant deadline, SandboxFaults f) {
+        if (f.executeBeforeDeadlineMs() > 0 && deadline != null) {
+            return Math.max(0, Duration.between(now(), deadline).toMillis() - f.executeBeforeDeadlineMs());
+        }
+        return f.holdMs();
+    }
+
+    /**
+     * The sandbox's own clock: the real one shifted by the current {@code clockOffsetMs}. A clock is the provider's,
+     * not the send's, so a held send is judged by the offset in force when it is applied.
+     */
+    public Instant now() {
+        return Instant.now().plusMillis(faults.clockOffsetMs());
+    }
+
+    /** The sandbox's clock as an HTTP {@code Date} header carries it (IMF-fixdate: whole seconds, GMT). */
+    public String httpDate() {
+        return HTTP_DATE.format(now().atOffset(ZoneOffset.UTC));
+    }
+
+    /** Applies a send that reached the provider: refused past its deadline by the sandbox's clock, else executed or rejected. */
     private Answer apply(Payment payment, ProviderRestClient.PaymentBody body, Instant deadline, SandboxFaults f) {
         int status;
         ProviderPayment view;
         synchronized (payment) {
             Instant now = Instant.now();
-            if (deadline != null && now.isAfter(deadline)) {
+            if (deadline != null && now.plusMillis(faults.clockOffsetMs()).isAfter(deadline)) {
                 expiredSends.incrementAndGet();
                 record(payment, body, deadline, now, "expired");
                 return new Answer(412, new ProviderPayment(payment.reference, "expired", "the send arrived after its deadline",

@@ -12,6 +12,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
@@ -19,7 +20,9 @@ import java.util.List;
 
 /**
  * The sandbox payment provider's HTTP face, built only into dev and test: a thin JAX-RS
- * adapter over {@link SandboxLedger}, which holds the payments and the faults.
+ * adapter over {@link SandboxLedger}, which holds the payments and the faults. Every send and lookup answer
+ * carries a {@code Date} header from the sandbox's own clock, so a shifted clock ({@code clockOffsetMs}) is seen
+ * by the service the way a real provider's would be.
  */
 @Path("/sandbox/provider")
 @Produces(MediaType.APPLICATION_JSON)
@@ -35,7 +38,7 @@ public class SandboxProvider {
                               @HeaderParam(ProviderRestClient.NOT_AFTER) String notAfter,
                               ProviderRestClient.PaymentBody body) {
         // the ledger applies a held send on its own timer: cancelling this Uni (the caller gave up) cannot stop it
-        return Uni.createFrom().completionStage(ledger.send(reference, body, notAfter)).map(SandboxProvider::response);
+        return Uni.createFrom().completionStage(ledger.send(reference, body, notAfter)).map(this::response);
     }
 
     /** Every send the sandbox applied: what was paid, to whom, under which deadline, and what came of it. */
@@ -77,8 +80,9 @@ public class SandboxProvider {
         return ledger.stats();
     }
 
-    private static Response response(SandboxLedger.Answer answer) {
-        Response.ResponseBuilder builder = Response.status(answer.status());
+    /** A send's or a lookup's answer, dated by the sandbox's own clock as it leaves (RFC 9110 {@code Date}). */
+    private Response response(SandboxLedger.Answer answer) {
+        Response.ResponseBuilder builder = Response.status(answer.status()).header(HttpHeaders.DATE, ledger.httpDate());
         return (answer.body() == null ? builder : builder.entity(answer.body())).build();
     }
 }

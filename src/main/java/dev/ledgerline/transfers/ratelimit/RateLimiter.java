@@ -1,7 +1,9 @@
 package dev.ledgerline.transfers.ratelimit;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.Sha256;
+import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
@@ -11,11 +13,9 @@ import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
-import java.util.HashMap;
-import java.util.List;
+import java.util.EnumMap;
 import java.util.Map;
 
 /**
@@ -23,11 +23,10 @@ import java.util.Map;
  * refills and takes a token atomically, on Redis's own clock (so instances' clocks do not matter).
  * When Redis cannot answer — down, paused, breaker open — the same bucket is kept in this instance's
  * memory instead: the limit then applies per instance, it never becomes "unlimited" and never an
- * error for the client. Called first in the resource methods, after authentication and authorisation,
- * so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
+ * error for the client. {@code TransferService} asks it first for every request, after authentication and
+ * authorisation, so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class RateLimiter {
 
@@ -42,6 +41,13 @@ public class RateLimiter {
         Kind(String tag) {
             this.tag = tag;
         }
+    }
+
+    /** Where a bucket was kept: the {@code store} tag of {@code ledgerline.rate.limit}, in lower case. */
+    private enum Store { REDIS, LOCAL }
+
+    /** The two counters of one (kind, store): requests let through and requests refused. */
+    private record Admissions(Counter allowed, Counter limited) {
     }
 
     /**
@@ -80,8 +86,8 @@ public class RateLimiter {
 
     private final RedisCommands redis;
     private final LocalBuckets local;
-    /** Every admission's counter, built once: {@code kind/store/result} → counter. */
-    private final Map<String, Counter> admissions = new HashMap<>();
+    /** Every admission's counters, built once. */
+    private final Map<Kind, Map<Store, Admissions>> admissions = new EnumMap<>(Kind.class);
     private final boolean enabled;
     private final double writeRate;
     private final int writeBurst;
@@ -92,12 +98,15 @@ public class RateLimiter {
         LedgerlineConfig.RateLimit limits = config.rateLimit();
         this.redis = redis;
         for (Kind kind : Kind.values()) {
-            for (String store : List.of("redis", "local")) {
-                for (String result : List.of("limited", "allowed")) {
-                    admissions.put(kind + "/" + store + "/" + result, metrics.counter("ledgerline.rate.limit",
-                            "kind", kind.name().toLowerCase(), "store", store, "result", result));
-                }
+            Map<Store, Admissions> byStore = new EnumMap<>(Store.class);
+            for (Store store : Store.values()) {
+                String kindTag = kind.name().toLowerCase();
+                String storeTag = store.name().toLowerCase();
+                Counter limited = Meters.RATE_LIMIT.counter(kindTag, storeTag, "limited").register(metrics);
+                Counter allowed = Meters.RATE_LIMIT.counter(kindTag, storeTag, "allowed").register(metrics);
+                byStore.put(store, new Admissions(allowed, limited));
             }
+            admissions.put(kind, byStore);
         }
         this.enabled = limits.enabled();
         this.writeRate = limits.writes().perSecond();
@@ -116,11 +125,11 @@ public class RateLimiter {
         int burst = kind == Kind.WRITE ? writeBurst : readBurst;
         return redis.execute("EVAL", TAKE, "1", redisKey(principal, kind), Double.toString(rate), Integer.toString(burst))
                 .map(RateLimiter::waitMicros)
-                .invoke(wait -> count(kind, "redis", wait))
+                .invoke(wait -> count(kind, Store.REDIS, wait))
                 .onFailure().recoverWithItem(e -> {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
                     long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
-                    count(kind, "local", wait);
+                    count(kind, Store.LOCAL, wait);
                     return wait;
                 })
                 .map(wait -> {
@@ -151,7 +160,8 @@ public class RateLimiter {
                 null, Map.of("Retry-After", retryAfter));
     }
 
-    private void count(Kind kind, String store, long wait) {
-        admissions.get(kind + "/" + store + "/" + (wait > 0 ? "limited" : "allowed")).increment();
+    private void count(Kind kind, Store store, long wait) {
+        Admissions counters = admissions.get(kind).get(store);
+        (wait > 0 ? counters.limited() : counters.allowed()).increment();
     }
 }

@@ -16,7 +16,7 @@ import java.util.Arrays;
  * <p>Kept by hand because it sits on every Redis command of every request: the annotation-driven
  * version cost about a third of the replay path's CPU in the benchmark's profile (bench/FINDINGS.md), and
  * SmallRye's programmatic {@code Guard}/{@code TypedGuard} cost 3–4 times its CPU per call even with FT metrics
- * off (BENCHMARKS.md "Redis guard A/B"). The settings are {@code ledgerline.redis.breaker.*}.
+ * off (bench/FT-AB.md). The settings are {@code ledgerline.redis.breaker.*}.
  * All state changes happen under the object's monitor, and a call holds it only for a few field updates.
  */
 final class Breaker {

@@ -1,8 +1,9 @@
 package dev.ledgerline.transfers.redis;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.runtime.Startup;
@@ -11,7 +12,6 @@ import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
 
-import jakarta.interceptor.Interceptor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -25,11 +25,10 @@ import java.util.function.Supplier;
  * <p>The timeout is a Vert.x timer on the caller's event loop and the breaker is {@link Breaker}: the
  * same rules as SmallRye Fault Tolerance's {@code @Timeout} and {@code @CircuitBreaker} (by default 250 ms;
  * 8 calls, 50 %, 2 s, one successful trial; {@code ledgerline.redis.*}), at a fraction of their per-call cost
- * (BENCHMARKS.md "Redis guard A/B") — and a timeout while Redis keeps answering other commands is this process
+ * (bench/FT-AB.md) — and a timeout while Redis keeps answering other commands is this process
  * being late (CPU saturated), not Redis failing, and does not count.
  */
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class RedisCommands {
 
@@ -78,16 +77,11 @@ public class RedisCommands {
         // timed out while Redis kept answering other commands: this process was late, not Redis
         this.late = commands(metrics, "late");
         this.refused = commands(metrics, "breaker_open");
-        Gauge.builder("ledgerline.redis.breaker.open", breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1)
-                .description("1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks")
-                .register(metrics);
+        Meters.REDIS_BREAKER_OPEN.gauge(breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1).register(metrics);
     }
 
     private static Counter commands(MeterRegistry metrics, String result) {
-        return Counter.builder("ledgerline.redis.commands").tag("result", result)
-                .description("Redis commands by result; late: timed out while Redis kept answering others (this process was busy), "
-                        + "not counted against Redis; breaker_open: refused without sending")
-                .register(metrics);
+        return Meters.REDIS_COMMANDS.counter(result).register(metrics);
     }
 
     /** Sends one command: fails at once while the breaker is open, and after the timeout without an answer. */

@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.security;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -10,7 +12,6 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
-import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /**
@@ -26,8 +27,7 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  */
 @Alternative
 @Priority(1)
-// built at start-up, before the scheduler starts, rather than lazily on an event loop at first use
-@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
+@Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
 public class CachingJwtParser extends DefaultJWTParser {
 
@@ -39,9 +39,8 @@ public class CachingJwtParser extends DefaultJWTParser {
     void configure(LedgerlineConfig config, MeterRegistry metrics) {
         LedgerlineConfig.TokenCache settings = config.tokenCache();
         this.verified = new VerifiedTokens(settings.maxEntries(), settings.ttl().toMillis());
-        String help = "Bearer tokens answered from the verified-token cache (hit) or verified in full (miss)";
-        this.hits = Counter.builder("ledgerline.auth.token.cache").tag("result", "hit").description(help).register(metrics);
-        this.misses = Counter.builder("ledgerline.auth.token.cache").tag("result", "miss").description(help).register(metrics);
+        this.hits = Meters.AUTH_TOKEN_CACHE.counter("hit").register(metrics);
+        this.misses = Meters.AUTH_TOKEN_CACHE.counter("miss").register(metrics);
     }
 
     @Override

@@ -3,14 +3,17 @@ package dev.ledgerline.transfers.service;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.pipeline.Backlog;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
+import dev.ledgerline.transfers.pipeline.PipelineMetrics;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.LongPolls;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferEvent;
+import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
@@ -33,7 +36,8 @@ import java.util.regex.Pattern;
 /**
  * What the transfer endpoints do besides HTTP: admission (the overload bound, then the principal's rate
  * limit), the idempotent accept and the dispatch that follows it, the outcome of every POST as a counter,
- * ownership scoping and paging. Another principal's transfer is indistinguishable from a missing one (404).
+ * the owner's cancel, ownership scoping and paging. Another principal's transfer is indistinguishable from a missing
+ * one (404).
  */
 @ApplicationScoped
 public class TransferService {
@@ -70,10 +74,12 @@ public class TransferService {
     private final Backlog backlog;
     private final LongPolls polls;
     private final LedgerlineConfig config;
+    private final PipelineMetrics pipelineMetrics;
     private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
 
     public TransferService(IdempotencyService idempotency, Dispatcher dispatcher, TransferRepository transfers,
-                           RateLimiter limiter, Backlog backlog, LongPolls polls, LedgerlineConfig config, MeterRegistry metrics) {
+                           RateLimiter limiter, Backlog backlog, LongPolls polls, LedgerlineConfig config,
+                           PipelineMetrics pipelineMetrics, MeterRegistry metrics) {
         this.idempotency = idempotency;
         this.dispatcher = dispatcher;
         this.transfers = transfers;
@@ -81,11 +87,9 @@ public class TransferService {
         this.backlog = backlog;
         this.polls = polls;
         this.config = config;
+        this.pipelineMetrics = pipelineMetrics;
         for (Outcome outcome : Outcome.values()) {
-            outcomes.put(outcome, Counter.builder("ledgerline.transfers.requests")
-                    .tag("outcome", outcome.name().toLowerCase())
-                    .description("POST /v1/transfers requests by how they ended")
-                    .register(metrics));
+            outcomes.put(outcome, Meters.TRANSFERS_REQUESTS.counter(outcome.name().toLowerCase()).register(metrics));
         }
     }
 
@@ -121,8 +125,11 @@ public class TransferService {
                 .invoke(accepted -> {
                     if (!accepted.replayed()) {
                         Transfer created = accepted.transfer();
-                        dispatcher.dispatchAccepted(new TransferRepository.Seen(created.id(), created.status(), created.version()),
-                                "dispatched on accept");
+                        // beyond the bound nothing waits in memory: the row is committed, the sweeper takes it
+                        if (dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1) {
+                            dispatcher.start(new Seen(created.id(), created.status(), created.version()),
+                                    Dispatcher.Lane.ACCEPT, "dispatched on accept");
+                        }
                     }
                     count(accepted.replayed() ? Outcome.REPLAYED : Outcome.CREATED);
                 })
@@ -157,18 +164,94 @@ public class TransferService {
                 null, Map.of("Retry-After", "1")));
     }
 
+    /**
+     * Cancels the caller's own transfer (another principal's is 404, even for a token that reads all) while nobody
+     * has claimed it: {@code pending} becomes {@code cancelled} by one conditional UPDATE at the version read, so a
+     * claim and a cancel racing for the row cannot both win. Cancelling a cancelled transfer answers it again; any
+     * other status is 409 {@code transfer-not-cancellable} with that status. Costs a write token.
+     */
+    public Uni<Transfer> cancel(String principal, String rawId) {
+        return limiter.admit(principal, RateLimiter.Kind.WRITE)
+                .chain(() -> visible(new Caller(principal, false), rawId))
+                .flatMap(t -> cancel(t, principal));
+    }
+
+    private Uni<Transfer> cancel(Transfer seen, String principal) {
+        if (seen.status() != TransferStatus.PENDING) {
+            return alreadyCancelledOrRefused(seen);
+        }
+        return transfers.cancel(seen.id(), seen.version(), principal, "cancelled by its owner")
+                .flatMap(cancelled -> {
+                    if (cancelled != null) {
+                        pipelineMetrics.cancelled();
+                        return Uni.createFrom().item(cancelled);
+                    }
+                    // the row is no longer the pending version read: a claim (or another cancel) won, or the database
+                    // server is not adopted yet and a pending row there may hide a claim it forgot
+                    return transfers.findById(seen.id()).flatMap(now -> now.status() == TransferStatus.PENDING
+                            ? Uni.createFrom().failure(new ProblemException(ProblemType.SERVICE_UNAVAILABLE,
+                                    "The transfer cannot be cancelled right now; retry shortly.", null, Map.of("Retry-After", "2")))
+                            : alreadyCancelledOrRefused(now));
+                });
+    }
+
+    private static Uni<Transfer> alreadyCancelledOrRefused(Transfer t) {
+        if (t.status() == TransferStatus.CANCELLED) {
+            return Uni.createFrom().item(t);
+        }
+        return Uni.createFrom().failure(new ProblemException(ProblemType.TRANSFER_NOT_CANCELLABLE,
+                "The transfer is " + t.status().db() + ": it was claimed for sending, so it can no longer be cancelled.",
+                null, Map.of(), t.status().db()));
+    }
+
     /** Spends one read token of the principal; a 429 problem when its bucket is empty. */
     public Uni<Void> admitRead(String principal) {
         return limiter.admit(principal, RateLimiter.Kind.READ);
     }
 
+    /**
+     * Admits the operations listing: only {@code transfers.read.all} lists every principal's transfers; anyone else
+     * is 403 before a read token is spent or a parameter is read.
+     */
+    public Uni<Void> admitListingOfAll(Caller caller) {
+        if (!caller.readsAll()) {
+            return Uni.createFrom().failure(new ProblemException(ProblemType.FORBIDDEN,
+                    "Listing every principal's transfers needs the group transfers.read.all; your own transfers are listed at "
+                            + "/v1/me/transfers and found by key with ?idempotencyKey=."));
+        }
+        return admitRead(caller.principal());
+    }
+
     /** Up to {@code limit} transfers in a status (or any), unchanged for {@code olderThan}, after the cursor. */
     public Uni<Page> page(TransferStatus status, Duration olderThan, OffsetDateTime afterUpdatedAt, UUID afterId, int limit) {
-        return transfers.list(status, olderThan, afterUpdatedAt, afterId, limit + 1).map(rows -> {
-            boolean more = rows.size() > limit;
-            List<Transfer> page = more ? rows.subList(0, limit) : rows;
-            return new Page(page, more ? page.get(page.size() - 1) : null);
-        });
+        return transfers.list(status, olderThan, afterUpdatedAt, afterId, limit + 1).map(rows -> paged(rows, limit));
+    }
+
+    /**
+     * Up to {@code limit} of the caller's own transfers in a status (or any), newest first, created before the
+     * cursor. Scoped to the caller's principal whatever its groups: {@code transfers.read.all} lists everyone's
+     * through {@link #page}.
+     */
+    public Uni<Page> ownPage(Caller caller, TransferStatus status, OffsetDateTime beforeCreatedAt, UUID beforeId, int limit) {
+        return transfers.listOwn(caller.principal(), status, beforeCreatedAt, beforeId, limit + 1).map(rows -> paged(rows, limit));
+    }
+
+    /**
+     * The caller's own transfer created under {@code key}, as a page of zero or one. Keys are scoped to the principal,
+     * so another principal's transfer under the same key is never found, whatever the caller's groups. No transfer
+     * does not mean none will be: a POST under the key may still be in flight, so a client retries its POST with the
+     * same key, never a new one.
+     */
+    public Uni<Page> findByKey(Caller caller, IdempotencyKey key) {
+        return transfers.findByKey(caller.principal(), key.value())
+                .map(t -> new Page(t == null ? List.of() : List.of(t), null));
+    }
+
+    /** The first {@code limit} of {@code rows} (fetched one beyond the page, so a last full page has no cursor). */
+    private static Page paged(List<Transfer> rows, int limit) {
+        boolean more = rows.size() > limit;
+        List<Transfer> page = more ? rows.subList(0, limit) : rows;
+        return new Page(page, more ? page.get(page.size() - 1) : null);
     }
 
     private Uni<Transfer> visible(Caller caller, String rawId) {

@@ -4,6 +4,8 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.sqlclient.DatabaseException;
+import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -25,15 +27,26 @@ import java.util.function.Function;
  *
  * <p>Each fence is still its own conditional write: the statement updates a row only where its (id, version)
  * still matches, and a caller learns whether its row was written. Two fences of one transfer never share a
- * batch (the second waits for the next), so each answer is about its own write. A failed or timed-out batch
- * fails every fence in it; as for a single statement, each may still have committed, which every caller
- * tolerates (the pipeline re-reads through its fenced UPDATEs).
+ * batch (the second waits for the next), so each answer is about its own write.
+ *
+ * <p>One fence must not fail its neighbours. A batch the database refused (it answered with an error: a value it
+ * cannot store, a deadlock with another instance's batch) wrote nothing, so its fences are written again one per
+ * statement, in turn, while the queue holds the next batch back: a fence that cannot be written fails only
+ * itself, the others are answered as usual. A batch that failed without the database's answer (a lost
+ * connection, a timeout) may still have committed and says nothing about any one row: every fence in it fails,
+ * as a single statement would, which every caller tolerates (the pipeline re-reads through its fenced UPDATEs);
+ * a retry stops the same way, failing the fences not yet retried.
  */
 final class FenceQueue {
 
-    /** One fence: write {@code status} over the row at {@code version}, with the fields of its event. */
-    record Fence(UUID id, long version, String status, String failureReason, long nextAttemptInMs, String actor,
-                 String reason, int refused) {
+    private static final Logger LOG = Logger.getLogger(FenceQueue.class);
+
+    /**
+     * One fence: write {@code status} over the row at {@code version} that still carries {@code claimToken}, with the
+     * fields of its event.
+     */
+    record Fence(UUID id, long version, UUID claimToken, String status, String failureReason, long nextAttemptInMs,
+                 String actor, String reason, int refused) {
     }
 
     private record Waiting(Fence fence, Context context, UniEmitter<? super Boolean> emitter) {
@@ -92,19 +105,60 @@ final class FenceQueue {
         for (Waiting w : batch) {
             fences.add(w.fence());
         }
-        Uni<Set<UUID>> written;
-        try {
-            written = write.apply(fences);
-        } catch (RuntimeException e) {
-            written = Uni.createFrom().failure(e);
-        }
-        written.subscribe().with(ids -> {
+        write(fences).subscribe().with(ids -> {
             done();
             batch.forEach(w -> w.answer(ids));
         }, failure -> {
+            if (batch.size() > 1 && refusedByTheDatabase(failure)) {
+                LOG.warnf("step=fence a batch of %d fences was refused (%s); writing them one at a time", batch.size(),
+                        failure.toString());
+                oneByOne(batch, 0);
+                return;
+            }
             done();
             batch.forEach(w -> w.fail(failure));
         });
+    }
+
+    /** Writes {@code batch} from {@code from} on, one fence per statement, answering each as its statement returns. */
+    private void oneByOne(List<Waiting> batch, int from) {
+        if (from == batch.size()) {
+            done();
+            return;
+        }
+        Waiting w = batch.get(from);
+        write(List.of(w.fence())).subscribe().with(ids -> {
+            w.answer(ids);
+            oneByOne(batch, from + 1);
+        }, failure -> {
+            if (refusedByTheDatabase(failure)) {
+                LOG.warnf("transferId=%s version=%d step=fence refused: %s", w.fence().id(), w.fence().version(), failure.toString());
+                w.fail(failure);
+                oneByOne(batch, from + 1);
+                return;
+            }
+            // the database stopped answering: one statement per remaining fence would only wait out its timeout
+            done();
+            batch.subList(from, batch.size()).forEach(left -> left.fail(failure));
+        });
+    }
+
+    private Uni<Set<UUID>> write(List<Fence> fences) {
+        try {
+            return write.apply(fences);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+    }
+
+    /** The database answered the statement with an error, so it rolled back: nothing of the batch was written. */
+    private static boolean refusedByTheDatabase(Throwable failure) {
+        for (Throwable e = failure; e != null; e = e.getCause()) {
+            if (e instanceof DatabaseException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void done() {

@@ -23,7 +23,7 @@ public class HeldPolls {
     }
 
     /** Takes a slot for {@code principal}; {@code false} when it already holds its share. */
-    boolean tryHold(String principal) {
+    public boolean tryHold(String principal) {
         boolean[] taken = {false};
         held.compute(principal, (p, count) -> {
             AtomicInteger c = count == null ? new AtomicInteger() : count;
@@ -37,7 +37,7 @@ public class HeldPolls {
     }
 
     /** Gives back a slot taken by {@link #tryHold(String)}. */
-    void release(String principal) {
+    public void release(String principal) {
         held.computeIfPresent(principal, (p, count) -> count.decrementAndGet() <= 0 ? null : count);
     }
 }

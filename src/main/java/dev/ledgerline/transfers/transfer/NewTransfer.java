@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.transfer;
 
+import java.time.OffsetDateTime;
 import java.util.UUID;
 
 /** What the API hands the repository to insert: a validated request under one principal and key. */
@@ -13,5 +14,6 @@ public record NewTransfer(
         String destinationIban,
         String destinationName,
         String description,
-        String providerReference) {
+        String providerReference,
+        OffsetDateTime executeAt) {
 }

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.transfer;
 
+import dev.ledgerline.transfers.config.StartupOrder;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -7,7 +8,6 @@ import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.interceptor.Interceptor;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -19,7 +19,7 @@ import java.util.stream.IntStream;
  * thread. Left to the first request, the pool is created lazily on an event-loop thread, and its first
  * connections load the client's classes (pool, SCRAM, the extended-query codec) there: hundreds of
  * milliseconds of class loading in the middle of request handling. Connections opened later only wait for I/O.
- * It runs before the scheduler starts (priority 0), or the first sweep could still find the pool unbuilt.
+ * It runs before the scheduler starts ({@link StartupOrder}), or the first sweep could still find the pool unbuilt.
  */
 @ApplicationScoped
 class PoolWarmUp {
@@ -28,7 +28,7 @@ class PoolWarmUp {
     /** Enough concurrent statements that more than one connection is opened, far below the pool's size. */
     static final int CONNECTIONS = 4;
 
-    void warm(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent start, Pool pool) {
+    void warm(@Observes @Priority(StartupOrder.BEFORE_SCHEDULER) StartupEvent start, Pool pool) {
         List<Uni<Integer>> statements = IntStream.range(0, CONNECTIONS)
                 .mapToObj(i -> pool.preparedQuery("SELECT $1::int").execute(Tuple.of(i)).map(rows -> rows.size()))
                 .toList();

@@ -5,7 +5,7 @@ import io.vertx.mutiny.sqlclient.Row;
 import java.time.OffsetDateTime;
 import java.util.UUID;
 
-/** A transfer row as stored. */
+/** A transfer row as stored; {@code executeAt} is {@code null} for a transfer sent at once. */
 public record Transfer(
         UUID id,
         String userId,
@@ -20,7 +20,8 @@ public record Transfer(
         long version,
         String failureReason,
         OffsetDateTime createdAt,
-        OffsetDateTime updatedAt) {
+        OffsetDateTime updatedAt,
+        OffsetDateTime executeAt) {
 
     static Transfer from(Row row) {
         return new Transfer(
@@ -37,6 +38,7 @@ public record Transfer(
                 row.getLong("version"),
                 row.getString("failure_reason"),
                 row.getOffsetDateTime("created_at"),
-                row.getOffsetDateTime("updated_at"));
+                row.getOffsetDateTime("updated_at"),
+                row.getOffsetDateTime("execute_at"));
     }
 }

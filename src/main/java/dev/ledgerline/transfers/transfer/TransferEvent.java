@@ -8,7 +8,7 @@ import java.time.OffsetDateTime;
 public record TransferEvent(long version, TransferStatus fromStatus, TransferStatus toStatus,
                             String actor, String reason, OffsetDateTime at) {
 
-    static TransferEvent from(Row row) {
+    public static TransferEvent from(Row row) {
         String from = row.getString("from_status");
         return new TransferEvent(
                 row.getLong("version"),

@@ -5,11 +5,12 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The state machine of a transfer. {@code sent} and {@code failed} are terminal; {@code reconciling}
- * means "the provider's answer is unknown" and is resolved only by a lookup, never by a blind resend.
+ * The state machine of a transfer. {@code sent}, {@code failed} and {@code cancelled} are terminal; {@code reconciling}
+ * means "the provider's answer is unknown" and is resolved only by a lookup, never by a blind resend. {@code cancelled}
+ * is reached from {@code pending} only, by its owner, before any claim: nothing was sent.
  */
 public enum TransferStatus {
-    PENDING, PROCESSING, SENT, FAILED, RECONCILING;
+    PENDING, PROCESSING, SENT, FAILED, RECONCILING, CANCELLED;
 
     public String db() {
         return name().toLowerCase(Locale.ROOT);
@@ -20,19 +21,21 @@ public enum TransferStatus {
     }
 
     public boolean isTerminal() {
-        return this == SENT || this == FAILED;
+        return this == SENT || this == FAILED || this == CANCELLED;
     }
 
     /**
      * The transitions the pipeline may make; {@code transfer_events} must be a path through these.
-     * {@code reconciling → reconciling} is the reconciler parking a transfer for an operator.
+     * {@code reconciling → reconciling} is the reconciler parking a transfer for an operator, or the adoption of a
+     * database server that may have lost commits; {@code pending → reconciling} is that adoption too: a transfer that
+     * may have been sent by a claim the database forgot is looked up before it is sent.
      */
     public Set<TransferStatus> next() {
         return switch (this) {
-            case PENDING -> EnumSet.of(PROCESSING, SENT, FAILED);
+            case PENDING -> EnumSet.of(PROCESSING, SENT, FAILED, RECONCILING, CANCELLED);
             case RECONCILING -> EnumSet.of(PROCESSING, SENT, FAILED, RECONCILING);
             case PROCESSING -> EnumSet.of(SENT, FAILED, RECONCILING);
-            case SENT, FAILED -> EnumSet.noneOf(TransferStatus.class);
+            case SENT, FAILED, CANCELLED -> EnumSet.noneOf(TransferStatus.class);
         };
     }
 }

@@ -1,7 +1,7 @@
 package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.support.Api;
-import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -11,7 +11,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,7 +52,7 @@ class LongPollProdTimeoutsTest {
     @Test
     void getAndPostAreHeldForTheFullThirtySecondsTheContractAllows() throws Exception {
         String token = writer("patient-poller");
-        String parked = parkedPending("patient-poller");
+        String parked = Rows.parkedPending("patient-poller");
         // the provider fails every send and every lookup: the POSTed transfer stays open for the whole wait
         Sandbox.faults(Map.of("errorBeforeExecuteRate", 1.0, "lookupErrorRate", 1.0));
 
@@ -83,16 +82,5 @@ class LongPollProdTimeoutsTest {
             Response response = call.get();
             return new Timed(response, (System.nanoTime() - start) / 1_000_000);
         }
-    }
-
-    /** A pending transfer no worker will touch for an hour, at version 0. */
-    static String parkedPending(String owner) {
-        String id = UUID.randomUUID().toString();
-        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
-                        + "destination_name, provider_reference, status, next_attempt_at, last_actor, created_at, updated_at) "
-                        + "VALUES (?::uuid, ?, ?, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada', ?, 'pending', "
-                        + "now() + interval '1 hour', 'test', now(), now())",
-                id, owner, "parked-" + id, "ll_" + id.replace("-", ""));
-        return id;
     }
 }

@@ -7,14 +7,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.jwt.build.Jwt;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.KeyFactory;
 import java.security.KeyPairGenerator;
-import java.security.PrivateKey;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -23,6 +17,7 @@ import static dev.ledgerline.transfers.support.Api.as;
 import static dev.ledgerline.transfers.support.Api.body;
 import static dev.ledgerline.transfers.support.Api.newKey;
 import static dev.ledgerline.transfers.support.Api.writer;
+import static dev.ledgerline.transfers.support.Issuer.devKey;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.matchesPattern;
@@ -137,11 +132,5 @@ class TransferApiTest {
         String writeOnly = Api.token("writer-only", List.of("transfers.write"));
         Api.get(writeOnly, UUID.randomUUID().toString()).then().statusCode(403);
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE user_id = 'reader'"));
-    }
-
-    static PrivateKey devKey() throws Exception {
-        String pem = Files.readString(Path.of("src/dev/jwt/jwt-private.pem"))
-                .replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        return KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
     }
 }

@@ -117,6 +117,16 @@ class ValidationTest {
     }
 
     @Test
+    void aDuplicatedIdempotencyKeyIsA400() {
+        String key = newKey();
+        as(writer("two-keys")).contentType("application/json").header("Idempotency-Key", key).header("Idempotency-Key", newKey())
+                .body(Api.body(10)).post("/v1/transfers").then()
+                .statusCode(400).contentType("application/problem+json")
+                .body("type", equalTo(ProblemType.BASE + "idempotency-key-invalid"));
+        assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+    }
+
+    @Test
     void acceptsAQuotedStructuredFieldKey() {
         String key = "\"order 42 \\\"retry\\\"\"";
         as(writer("val")).contentType(ContentType.JSON).header("Idempotency-Key", key).body(body(10))

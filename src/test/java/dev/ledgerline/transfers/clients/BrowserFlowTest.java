@@ -1,7 +1,6 @@
 package dev.ledgerline.transfers.clients;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ledgerline.transfers.support.Db;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -11,12 +10,12 @@ import java.io.File;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -112,30 +111,12 @@ class BrowserFlowTest {
     }
 
     private JsonNode runBrowser() throws Exception {
-        if (!Files.isRegularFile(Path.of("clients/typescript/dist/index.js"))) {
-            fail("the TypeScript SDK is not built: run ./mvnw without -Dclients.typescript.skip (needs node and npm)");
-        }
         if (!new File("/usr/bin/chromium").canExecute() && System.getenv("CHROMIUM") == null) {
-            fail("headless Chromium is needed: apt-get install chromium (.ci/run installs it), or set CHROMIUM");
+            fail("headless Chromium is needed: apt-get install chromium (.ci/verify installs it), or set CHROMIUM");
         }
         Files.deleteIfExists(SCREENSHOT);
-        Path out = Files.createTempFile("browser-flow", ".json");
-        Path err = Path.of("target/browser-flow.log");
-        Process node = new ProcessBuilder("node", SCRIPT.toString(), "--api", service.toString().replaceAll("/$", ""),
-                "--screenshot", SCREENSHOT.toString(), "--subject", SUBJECT)
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        try {
-            if (!node.waitFor(150, TimeUnit.SECONDS)) {
-                fail("the browser flow did not finish within 150 s; see " + err);
-            }
-        } finally {
-            node.destroyForcibly();
-        }
-        String json = Files.readString(out);
-        if (json.isBlank()) {
-            fail("the browser flow printed nothing (exit " + node.exitValue() + "): " + Files.readString(err));
-        }
-        return new ObjectMapper().readTree(json);
+        return NodeScript.run(SCRIPT, Duration.ofSeconds(150), Path.of("target/browser-flow.log"),
+                "--api", service.toString().replaceAll("/$", ""), "--screenshot", SCREENSHOT.toString(), "--subject", SUBJECT);
     }
 
     private static List<JsonNode> select(JsonNode array, java.util.function.Predicate<JsonNode> test) {

@@ -36,6 +36,8 @@ final class FaultyFront implements AutoCloseable {
     private final Vertx vertx = Vertx.vertx();
     private final URI service;
     private final Queue<Fault> script = new ArrayDeque<>();
+    private HttpMethod scriptedMethod = HttpMethod.POST;
+    private String scriptedPath = "/v1/transfers";
     private final List<Attempt> attempts = new CopyOnWriteArrayList<>();
     private final int retryAfterUnavailable;
     private final int retryAfterInUse;
@@ -63,6 +65,13 @@ final class FaultyFront implements AutoCloseable {
 
     /** The faults the next POSTs meet, in order; after them every POST passes. */
     synchronized FaultyFront script(Fault... faults) {
+        return script(HttpMethod.POST, "/v1/transfers", faults);
+    }
+
+    /** The faults the next requests of {@code method} to {@code path} meet, in order; every other request passes. */
+    synchronized FaultyFront script(HttpMethod method, String path, Fault... faults) {
+        scriptedMethod = method;
+        scriptedPath = path;
         script.clear();
         script.addAll(List.of(faults));
         return this;
@@ -73,7 +82,7 @@ final class FaultyFront implements AutoCloseable {
     }
 
     private synchronized Fault next(HttpServerRequest request) {
-        if (request.method() != HttpMethod.POST || !request.path().equals("/v1/transfers")) {
+        if (request.method() != scriptedMethod || !request.path().equals(scriptedPath)) {
             return Fault.PASS;
         }
         Fault fault = script.poll();

@@ -20,20 +20,25 @@ import org.junit.jupiter.api.Test;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The Java SDK's retry layer (clients/java) against the real service behind a {@link FaultyFront} that fails
  * the first attempts: one key per intent on every attempt, one transfer per intent in PostgreSQL, the waits
- * that {@code Retry-After} asked for, no retry of an answer that retrying cannot change, and a budget that
- * is never overrun.
+ * that {@code Retry-After} asked for, no retry of an answer that retrying cannot change, a budget that
+ * is never overrun, and the lookup by key that finds the transfer of a lost answer.
  */
 @QuarkusTest
 class JavaSdkTest {
@@ -144,6 +149,77 @@ class JavaSdkTest {
                 .createTransfer(request(300), gaveUp.idempotencyKey());
         assertFalse(created.replayed());
         assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE user_id = ?", "sdk-java-carol"));
+    }
+
+    @Test
+    void findsTheTransferWhoseResponseWasLostByItsKeyAndOnlyTheOwnersOne() {
+        // the service creates the transfer, its answer is dropped, and the budget is too small for a retry
+        front.script(Fault.DROP_AFTER_SERVICE_ANSWERED);
+        String key = "sdk:java/lost-" + UUID.randomUUID();
+        LedgerlineClient client = client("sdk-java-dave", RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(1)));
+        RetryBudgetExhausted gaveUp = assertThrows(RetryBudgetExhausted.class, () -> client.createTransfer(request(500), key));
+        assertEquals(key, gaveUp.idempotencyKey());
+        assertEquals(201, posts().get(0).serviceStatus(), "the dropped attempt reached the service");
+
+        Transfer found = client.findByIdempotencyKey(key);
+
+        assertNotNull(found, "the transfer the lost answer was about");
+        List<Map<String, Object>> rows = Db.query("SELECT id::text AS id, amount FROM transfers WHERE user_id = ? AND idempotency_key = ?",
+                "sdk-java-dave", key);
+        assertEquals(1, rows.size(), rows.toString());
+        assertEquals(rows.get(0).get("id"), found.getId().toString());
+        assertEquals(500L, found.getAmount());
+        assertTrue(front.attempts().stream().anyMatch(a -> a.method().equals("GET") && a.path().equals("/v1/transfers")),
+                "looked up through GET /v1/transfers: " + front.attempts());
+
+        // a key no intent of this principal used, and the same key from another principal: nothing
+        assertNull(client.findByIdempotencyKey("sdk:java/never-" + UUID.randomUUID()));
+        assertNull(client("sdk-java-eve", RetryPolicy.DEFAULT).findByIdempotencyKey(key), "another principal never sees it");
+        // a key the Idempotency-Key header would refuse is refused, not retried
+        assertEquals(400, assertThrows(TransferRejected.class, () -> client.findByIdempotencyKey("two words")).status());
+
+        // continuing the intent under its key replays it: still one transfer
+        LedgerlineClient.Created continued = client("sdk-java-dave", RetryPolicy.DEFAULT).createTransfer(request(500), key);
+        assertTrue(continued.replayed());
+        assertEquals(found.getId(), continued.transfer().getId());
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE user_id = ?", "sdk-java-dave"));
+        assertTrue(retries.isEmpty(), "nothing was retried: " + retries);
+    }
+
+    @Test
+    void followsTheEventFeedThroughA503AndADroppedAnswerSeeingEachTransitionOnce() {
+        String ops = Api.token("sdk-java-feed", List.of("transfers.read.all"));
+        LedgerlineClient follower = LedgerlineClient.create(front.uri(), () -> ops, RetryPolicy.DEFAULT, retries::add);
+        String cursor = null;
+        for (LedgerlineClient.EventBatch batch; !(batch = follower.nextEvents(cursor, 1000, Duration.ZERO)).events().isEmpty(); ) {
+            cursor = batch.cursor();
+        }
+        LedgerlineClient writer = client("sdk-java-feed-writer", RetryPolicy.DEFAULT);
+        List<UUID> ids = List.of(writer.createTransfer(request(601)).transfer().getId(),
+                writer.createTransfer(request(602)).transfer().getId());
+
+        // the feed's own requests meet a 503 and a dropped answer; retried with the same cursor, nothing repeats
+        front.script(io.vertx.core.http.HttpMethod.GET, "/v1/events", Fault.SERVICE_UNAVAILABLE, Fault.DROP_AFTER_SERVICE_ANSWERED);
+        Map<UUID, List<Long>> seen = new java.util.HashMap<>();
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until && !ids.stream().allMatch(id -> seen.getOrDefault(id, List.of()).size() == 3)) {
+            LedgerlineClient.EventBatch batch = follower.nextEvents(cursor, 2, Duration.ofSeconds(1));
+            cursor = batch.cursor();
+            for (var e : batch.events()) {
+                if (ids.contains(e.getTransferId())) {
+                    seen.computeIfAbsent(e.getTransferId(), k -> new ArrayList<>()).add(e.getVersion());
+                }
+            }
+        }
+        for (UUID id : ids) {
+            assertEquals(List.of(0L, 1L, 2L), seen.get(id), "pending, processing, sent of " + id + ", each once");
+        }
+        assertTrue(front.attempts().stream().anyMatch(a -> a.fault() == Fault.SERVICE_UNAVAILABLE && a.path().equals("/v1/events")),
+                "the feed met the 503: " + front.attempts());
+        // a cursor older than the feed keeps is refused, not moved forward
+        String expired = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(("1.1." + UUID.randomUUID() + ".0."
+                + java.time.Instant.now().minus(Duration.ofDays(31)).toEpochMilli()).getBytes());
+        assertEquals(410, assertThrows(TransferRejected.class, () -> follower.nextEvents(expired, 10, Duration.ZERO)).status());
     }
 
     private static long gapMillis(List<Attempt> posts, int i) {

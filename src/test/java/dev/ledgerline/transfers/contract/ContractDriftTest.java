@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.contract;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ledgerline.transfers.api.EventPage;
 import dev.ledgerline.transfers.api.TransferEventsView;
 import dev.ledgerline.transfers.api.TransferPage;
 import dev.ledgerline.transfers.api.TransferResource;
@@ -19,6 +20,7 @@ import io.quarkus.redis.datasource.RedisDataSource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -26,6 +28,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -90,12 +94,15 @@ class ContractDriftTest {
         drift.addAll(ContractDrift.schema(contract, mapper, TransferView.class, "Transfer", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferEventsView.class, "TransferEvents", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferPage.class, "TransferPage", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, EventPage.class, "EventPage", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, Problem.class, "Problem", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferRequest.class, "TransferRequest", ContractDrift.Direction.REQUEST, visited));
 
         List<String> statuses = Arrays.stream(TransferStatus.values()).map(TransferStatus::db).toList();
         drift.addAll(ContractDrift.enumeration(contract, "TransferStatus", statuses));
         drift.addAll(ContractDrift.enumeration(contract, "TransferEvent.fromStatus",
+                Stream.concat(statuses.stream(), Stream.of("null")).toList()));
+        drift.addAll(ContractDrift.enumeration(contract, "FeedEvent.fromStatus",
                 Stream.concat(statuses.stream(), Stream.of("null")).toList()));
         visited.add("TransferStatus");
 
@@ -159,6 +166,19 @@ class ContractDriftTest {
         as(writer).get("/v1/transfers/" + UUID.randomUUID() + "/events").then().statusCode(404);
         as(writer).accept("text/plain").get("/v1/transfers/" + id + "/events").then().statusCode(406);
 
+        // cancelTransfer
+        String scheduledBody = "{\"amount\": 10, \"currency\": \"EUR\", \"destination\": {\"iban\": \"" + Api.IBAN
+                + "\", \"name\": \"Ada Lovelace\"}, \"executeAt\": \"" + Instant.now().plus(Duration.ofHours(1)) + "\"}";
+        String scheduled = Api.post(writer, newKey(), scheduledBody).then().statusCode(201).extract().path("id");
+        as(writer).post("/v1/transfers/" + scheduled + "/cancel").then().statusCode(200);
+        given().post("/v1/transfers/" + scheduled + "/cancel").then().statusCode(401);
+        as(readOnly).post("/v1/transfers/" + scheduled + "/cancel").then().statusCode(403);
+        as(writer).post("/v1/transfers/" + UUID.randomUUID() + "/cancel").then().statusCode(404);
+        as(writer).accept("text/plain").post("/v1/transfers/" + scheduled + "/cancel").then().statusCode(406);
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> "sent".equals(Api.get(writer, id).path("status")));
+        as(writer).post("/v1/transfers/" + id + "/cancel").then().statusCode(409)
+                .body("type", equalTo(ProblemType.TRANSFER_NOT_CANCELLABLE.uri()));
+
         // getTransfer as a long poll that ends on its deadline, then on a change
         as(writer).header("Prefer", "wait=1").header("If-None-Match", "\"999\"").get("/v1/transfers/" + id).then()
                 .statusCode(200).header("Preference-Applied", "wait=1");
@@ -170,6 +190,27 @@ class ContractDriftTest {
         given().get("/v1/transfers").then().statusCode(401);
         as(readOnly).get("/v1/transfers").then().statusCode(403);
         as(ops).accept("text/plain").get("/v1/transfers").then().statusCode(406);
+        // listTransfers, finding the caller's transfer by key
+        as(writer).queryParam("idempotencyKey", key).get("/v1/transfers").then().statusCode(200).body("items[0].id", equalTo(id));
+        as(writer).queryParam("idempotencyKey", "two words").get("/v1/transfers").then().statusCode(400);
+        as(writeOnly).queryParam("idempotencyKey", key).get("/v1/transfers").then().statusCode(403);
+
+        // listMyTransfers (newest first: the scheduled transfer cancelled above)
+        as(writer).queryParam("limit", 1).get("/v1/me/transfers").then().statusCode(200).body("items[0].id", equalTo(scheduled));
+        as(writer).queryParam("limit", 0).get("/v1/me/transfers").then().statusCode(400);
+        given().get("/v1/me/transfers").then().statusCode(401);
+        as(writeOnly).get("/v1/me/transfers").then().statusCode(403);
+        as(writer).accept("text/plain").get("/v1/me/transfers").then().statusCode(406);
+
+        // listEvents
+        as(ops).queryParam("limit", 5).get("/v1/events").then().statusCode(200);
+        as(ops).queryParam("limit", 0).get("/v1/events").then().statusCode(400);
+        String expired = "1.1." + UUID.randomUUID() + ".0." + java.time.Instant.now().minus(java.time.Duration.ofDays(400)).toEpochMilli();
+        as(ops).queryParam("after", java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(expired.getBytes()))
+                .get("/v1/events").then().statusCode(410);
+        given().get("/v1/events").then().statusCode(401);
+        as(readOnly).get("/v1/events").then().statusCode(403);
+        as(ops).accept("text/plain").get("/v1/events").then().statusCode(406);
 
         // every operation without its database
         LocalPostgres pg = TestStack.current().postgres();
@@ -179,6 +220,9 @@ class ContractDriftTest {
             Api.get(writer, id).then().statusCode(503);
             as(writer).get("/v1/transfers/" + id + "/events").then().statusCode(503);
             as(ops).get("/v1/transfers").then().statusCode(503);
+            as(writer).get("/v1/me/transfers").then().statusCode(503);
+            as(ops).get("/v1/events").then().statusCode(503);
+            as(writer).post("/v1/transfers/" + id + "/cancel").then().statusCode(503);
         } finally {
             pg.startAgain();
         }

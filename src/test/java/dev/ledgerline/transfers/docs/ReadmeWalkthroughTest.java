@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * README's "Try it" block, extracted from README.md and run by bash exactly as written — only the port
  * differs, the test instance's instead of dev mode's 8080. It must run top to bottom without an error and
  * without a placeholder to fill in, create a transfer, replay it under the same key, and read it back sent
- * with its history. So the walkthrough cannot drift from the service again. Needs bash, curl and jq
- * (README's prerequisites; .ci/run installs them where they are missing).
+ * with its history. So the walkthrough cannot drift from the service. Needs bash, curl and jq
+ * (README's prerequisites; .ci/verify installs them where they are missing).
  */
 @QuarkusTest
 class ReadmeWalkthroughTest {

@@ -5,7 +5,9 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,9 +27,10 @@ import java.util.stream.Collectors;
  */
 final class Checker {
 
-    /** The legal transitions of transfer_events (README "How a transfer moves"): anything else is a violation. */
+    /** The legal transitions of transfer_events (docs/safety.md "How a transfer moves"): anything else is a violation. */
     static final Map<String, Set<String>> LEGAL = Map.of(
-            "pending", Set.of("processing"),
+            // pending → reconciling: the adoption of a database server that may have lost claims (a lookup first)
+            "pending", Set.of("processing", "reconciling"),
             "processing", Set.of("sent", "failed", "reconciling"),
             "reconciling", Set.of("processing", "sent", "failed", "reconciling"),
             "sent", Set.of(),
@@ -37,6 +40,8 @@ final class Checker {
     enum Breach {
         TWO_TRANSFERS_FOR_ONE_KEY("two transfers hold one (principal, key)"),
         DUPLICATE_EXECUTION("a transfer's money moved more than once"),
+        INTENT_PAID_TWICE("one intent (principal, key) moved money under more than one reference"),
+        LOST_RETRY_NOT_ONCE("a lost intent was retried but did not end as one final transfer that moved money at most once"),
         SENT_WITHOUT_ONE_EXECUTION("a sent transfer did not execute exactly once"),
         FAILED_BUT_EXECUTED("a failed transfer moved money"),
         FAILED_WITHOUT_REJECTION("a transfer failed although the provider never rejected it"),
@@ -75,7 +80,7 @@ final class Checker {
 
     /** A row as stored; {@code sendNotAfter} is the deadline its latest claim gave the send ({@code null} if never claimed). */
     record Transfer(String id, String userId, String key, long amount, String currency, String iban, String name,
-                    String status, String reference, java.time.Instant sendNotAfter) {
+                    String status, String reference, Instant sendNotAfter) {
     }
 
     record Event(long version, String from, String to, String actor, String reason) {
@@ -85,8 +90,33 @@ final class Checker {
     enum OrderOutcome { EXECUTED, REJECTED, EXPIRED }
 
     /** One send as the provider applied it: what it was asked to pay, by when, and what it did. */
-    record Order(String reference, long amount, String currency, String iban, String name, java.time.Instant notAfter,
+    record Order(String reference, long amount, String currency, String iban, String name, Instant notAfter,
                  OrderOutcome outcome) {
+    }
+
+    /**
+     * An intent a client had been answered 201 for before PostgreSQL came back from a crash, whose row was gone
+     * right after the restart: a commit the database acknowledged and then forgot.
+     *
+     * @param transferId     the id the 201 named
+     * @param crashNanos     when the crashed server was gone (the history's clock): a request for the intent sent later is a retry
+     * @param restartedNanos when PostgreSQL started again: a 201 answered before could only name a row committed
+     *                       before the crash
+     */
+    record Loss(String principal, String key, String transferId, long crashNanos, long restartedNanos) {
+        String intent() {
+            return principal + "|" + key;
+        }
+    }
+
+    /**
+     * What the scenario's PostgreSQL crashes took away.
+     *
+     * @param losses             the 201-acknowledged intents whose rows the crashes lost
+     * @param existedBeforeCrash references of transfers that existed before a crash: a crash can take back the
+     *                           claim that sent, so their stored deadline need not be the one the executed send carried
+     */
+    record Crashes(List<Loss> losses, Set<String> existedBeforeCrash) {
     }
 
     /**
@@ -95,31 +125,49 @@ final class Checker {
      * @param providerExecutions executions the provider itself counted during the scenario
      * @param brokenInstances    instance ids the scenario killed or paused: a broken connection to them is unknown,
      *                           to any other instance it is a finding
+     * @param crashes            what PostgreSQL crashes lost, {@code null} in a scenario without one. With it an
+     *                           execution no row accounts for is traced to its intent by its amount (each intent's
+     *                           amounts are its own, see {@link LoadDriver}), and a lost intent that no client
+     *                           retried is counted in the report instead of being a violation
      */
     record Facts(List<Transfer> transfers, Map<String, List<Event>> events, List<History.Request> requests,
-                 List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances) {
+                 List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances,
+                 Crashes crashes) {
+
+        Facts(List<Transfer> transfers, Map<String, List<Event>> events, List<History.Request> requests,
+              List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances) {
+            this(transfers, events, requests, deadClients, orders, providerExecutions, brokenInstances, null);
+        }
     }
 
-    /** The per-scenario table row and the violations found. */
+    /**
+     * The per-scenario table row and the violations found. {@code lost} counts the 201-acknowledged intents a
+     * PostgreSQL crash lost, {@code lostNeverRetried} those of them no client sent again with the acknowledged body
+     * (an edited body is another request): their outcome is what the loss left, reported here rather than hidden;
+     * {@code evidence} says what became of the rest.
+     */
     record Report(String scenario, int requests, int unknownRequests, int transfers, int failed, long executions,
                   long providerExecutions, long duplicates, long fencedMetrics, long fencedLogs, int unresolved,
-                  List<Violation> violations, String evidence) {
+                  int lost, int lostNeverRetried, List<Violation> violations, String evidence) {
 
         static String header() {
-            return String.format("%-22s %8s %8s %9s %7s %10s %10s %10s %14s %11s %10s %10s  %s",
+            return String.format("%-22s %8s %8s %9s %7s %10s %10s %10s %14s %11s %10s %9s %13s %10s  %s",
                     "scenario", "requests", "unknown", "transfers", "failed", "executions", "prov.execs", "duplicates",
-                    "fenced(metric)", "fenced(log)", "unresolved", "violations", "fault landed");
+                    "fenced(metric)", "fenced(log)", "unresolved", "lost(201)", "never-retried", "violations",
+                    "fault landed");
         }
 
         String row() {
-            return String.format("%-22s %8d %8d %9d %7d %10d %10d %10d %14d %11d %10d %10d  %s", scenario, requests,
-                    unknownRequests, transfers, failed, executions, providerExecutions, duplicates, fencedMetrics, fencedLogs,
-                    unresolved, violations.size(), evidence);
+            return String.format("%-22s %8d %8d %9d %7d %10d %10d %10d %14d %11d %10d %9d %13d %10d  %s", scenario,
+                    requests, unknownRequests, transfers, failed, executions, providerExecutions, duplicates, fencedMetrics,
+                    fencedLogs, unresolved, lost, lostNeverRetried, violations.size(), evidence);
         }
 
+        /** Adds the fencing counts and what the faults showed to the checker's own evidence. */
         Report withFencing(long metric, long logs, String landed) {
+            String both = evidence.isEmpty() ? landed : landed.isEmpty() ? evidence : landed + "; " + evidence;
             return new Report(scenario, requests, unknownRequests, transfers, failed, executions, providerExecutions,
-                    duplicates, metric, logs, unresolved, violations, landed);
+                    duplicates, metric, logs, unresolved, lost, lostNeverRetried, violations, both);
         }
 
         Set<Breach> breaches() {
@@ -158,8 +206,14 @@ final class Checker {
     /** Reads the database state of these principals' transfers. */
     Facts facts(String principalPrefix, History history, List<Order> orders, long providerExecutions,
                 Set<String> brokenInstances) {
+        return facts(principalPrefix, history, orders, providerExecutions, brokenInstances, null);
+    }
+
+    /** The same, for a scenario whose PostgreSQL crashes lost what {@code crashes} records. */
+    Facts facts(String principalPrefix, History history, List<Order> orders, long providerExecutions,
+                Set<String> brokenInstances, Crashes crashes) {
         return new Facts(transfers(principalPrefix), events(principalPrefix), history.requests(), history.deadClients(),
-                orders, providerExecutions, brokenInstances);
+                orders, providerExecutions, brokenInstances, crashes);
     }
 
     /**
@@ -181,24 +235,67 @@ final class Checker {
             byReference.put(t.reference, t);
         }
 
+        Crashes crashes = facts.crashes();
+        Map<String, Loss> losses = new HashMap<>();
+        if (crashes != null) {
+            crashes.losses().forEach(l -> losses.putIfAbsent(l.intent(), l));
+        }
+        // after a crash a row can be gone while its payment went out: the amount names the intent it was for
+        Map<Long, Set<String>> intentsByAmount = new HashMap<>();
+        for (History.Request r : facts.requests()) {
+            intentsByAmount.computeIfAbsent(r.amount(), a -> new TreeSet<>()).add(r.principal() + "|" + r.key());
+        }
+
         // the money: every order the provider saw belongs to one transfer and pays what that transfer says
         Map<String, List<Order>> ordersByReference = new HashMap<>();
+        Map<String, Long> executionsByIntent = new HashMap<>();
+        Map<String, Set<String>> executedReferencesByIntent = new HashMap<>();
         long executedOrders = 0;
+        long executionsOfLostRows = 0;
         for (Order o : facts.orders()) {
             Transfer owner = byReference.get(o.reference());
-            if (o.outcome() == OrderOutcome.EXECUTED) {
+            boolean executed = o.outcome() == OrderOutcome.EXECUTED;
+            if (executed) {
                 executedOrders++;
             }
             if (owner == null) {
-                if (o.outcome() == OrderOutcome.EXECUTED) {
-                    violations.add(new Violation(Breach.UNOWNED_REFERENCE, "executed " + o));
+                Set<String> sentBy = intentsByAmount.getOrDefault(o.amount(), Set.of());
+                if (crashes != null && sentBy.size() == 1) {
+                    if (executed) {
+                        String intent = sentBy.iterator().next();
+                        executionsOfLostRows++;
+                        executionsByIntent.merge(intent, 1L, Long::sum);
+                        executedReferencesByIntent.computeIfAbsent(intent, i -> new TreeSet<>()).add(o.reference());
+                        if (!CURRENCY.equals(o.currency()) || !IBAN.equals(o.iban()) || !NAME.equals(o.name())) {
+                            violations.add(new Violation(Breach.WRONG_PAYMENT, "intent " + intent + " (its row is gone) sent "
+                                    + o.amount() + " " + CURRENCY + " to " + IBAN + " (" + NAME + ") but the provider executed " + o));
+                        }
+                    }
+                } else if (executed) {
+                    violations.add(new Violation(Breach.UNOWNED_REFERENCE, "executed " + o
+                            + (crashes != null ? "; its amount was sent under " + sentBy.size() + " intents" : "")));
                 }
                 continue;
             }
+            String ownerIntent = owner.userId + "|" + owner.key;
+            if (executed) {
+                executionsByIntent.merge(ownerIntent, 1L, Long::sum);
+                executedReferencesByIntent.computeIfAbsent(ownerIntent, i -> new TreeSet<>()).add(o.reference());
+            }
             ordersByReference.computeIfAbsent(o.reference(), r -> new ArrayList<>()).add(o);
+            // a crash can take back the claim whose send executed: then the row no longer stores that send's deadline
+            boolean deadlineMayBeGone = crashes != null
+                    && (crashes.existedBeforeCrash().contains(o.reference()) || losses.containsKey(ownerIntent));
+            // the adoption of a restarted database server pushes every open row's deadline out past any send in flight
+            // (TransferSql.ADOPT_EPOCH): a send that left before it carries the earlier deadline it was claimed with
+            boolean deadlinePushedByAdoption = o.notAfter() != null && owner.sendNotAfter != null
+                    && o.notAfter().isBefore(owner.sendNotAfter)
+                    && facts.events().getOrDefault(owner.id, List.of()).stream()
+                            .anyMatch(e -> e.reason() != null && e.reason().startsWith("database server changed"));
+            deadlineMayBeGone = deadlineMayBeGone || deadlinePushedByAdoption;
             if (o.notAfter() == null) {
                 violations.add(new Violation(Breach.SENT_WITHOUT_DEADLINE, "transfer " + owner.id + ": " + o));
-            } else if (o.outcome() == OrderOutcome.EXECUTED && !o.notAfter().equals(owner.sendNotAfter)) {
+            } else if (executed && !deadlineMayBeGone && !o.notAfter().equals(owner.sendNotAfter)) {
                 // nobody claims again before an earlier send's deadline passed, so only the latest claim's send can execute
                 violations.add(new Violation(Breach.EXECUTED_UNDER_ANOTHER_DEADLINE, "transfer " + owner.id + " stores "
                         + owner.sendNotAfter + " but the provider executed " + o));
@@ -209,15 +306,13 @@ final class Checker {
                         + owner.currency + " to " + owner.iban + " (" + owner.name + ") but the provider executed " + o));
             }
         }
-        long executions = 0;
-        long duplicates = 0;
+        long executions = executionsOfLostRows;
         int unresolved = 0;
         for (Transfer t : transfers) {
             List<Order> sends = ordersByReference.getOrDefault(t.reference, List.of());
             long n = sends.stream().filter(o -> o.outcome() == OrderOutcome.EXECUTED).count();
             boolean rejected = sends.stream().anyMatch(o -> o.outcome() == OrderOutcome.REJECTED);
             executions += n;
-            duplicates += Math.max(0, n - 1);
             if (n > 1) {
                 violations.add(new Violation(Breach.DUPLICATE_EXECUTION, "transfer " + t.id + " (" + t.status + ") executed " + n + " times"));
             }
@@ -241,6 +336,20 @@ final class Checker {
                 }
             }
         }
+        // duplicates count per intent: a second payment under a second reference is as much a duplicate
+        long duplicates = 0;
+        for (var entry : executionsByIntent.entrySet()) {
+            duplicates += Math.max(0, entry.getValue() - 1);
+            Set<String> references = executedReferencesByIntent.get(entry.getKey());
+            if (references.size() > 1) {
+                violations.add(new Violation(Breach.INTENT_PAID_TWICE, "intent " + entry.getKey() + " executed "
+                        + entry.getValue() + " times under " + references));
+            } else if (entry.getValue() > 1 && !byReference.containsKey(references.iterator().next())) {
+                // a transfer's row catches this in the loop above; one a crash took away is caught here
+                violations.add(new Violation(Breach.DUPLICATE_EXECUTION, "intent " + entry.getKey() + " (its row is gone) executed "
+                        + entry.getValue() + " times under " + references));
+            }
+        }
         if (facts.providerExecutions() != executions || executedOrders != executions) {
             violations.add(new Violation(Breach.EXECUTIONS_UNACCOUNTED, "the provider counted " + facts.providerExecutions()
                     + " executions and recorded " + executedOrders + " executed orders; the transfers account for " + executions));
@@ -252,10 +361,17 @@ final class Checker {
             byKey.computeIfAbsent(r.principal() + "|" + r.key(), k -> new ArrayList<>()).add(r);
         }
         int unknown = 0;
+        int lostRetriedOnce = 0;
+        int lostNeverRetried = 0;
+        int lostRetriesUnanswered = 0;
         for (var entry : byKey.entrySet()) {
             String key = entry.getKey();
             List<History.Request> group = entry.getValue();
             Transfer stored = byPrincipalKey.get(key);
+            Loss loss = losses.get(key);
+            // the body the lost 201 acknowledged: sending it again is a retry, another one is an edit
+            Long lostAmount = loss == null ? null : group.stream().filter(q -> loss.transferId().equals(q.transferId()))
+                    .map(History.Request::amount).findFirst().orElse(null);
             Set<String> createdIds = new TreeSet<>();
             Set<Long> createdAmounts = new TreeSet<>();
             int created = 0;
@@ -268,8 +384,12 @@ final class Checker {
                         createdIds.add(r.transferId());
                         createdAmounts.add(r.amount());
                         Transfer t = byId.get(r.transferId());
+                        boolean answeredBeforeItsLoss = loss != null && r.endedNanos() < loss.restartedNanos()
+                                && r.transferId().equals(loss.transferId());
                         if (t == null) {
-                            violations.add(new Violation(Breach.LOST_CREATED, "201 for " + key + " named " + r.transferId()));
+                            if (!answeredBeforeItsLoss) { // else the crash's record already counts it as lost
+                                violations.add(new Violation(Breach.LOST_CREATED, "201 for " + key + " named " + r.transferId()));
+                            }
                         } else if (!Objects.equals(t.userId + "|" + t.key, key) || t.amount != r.amount()) {
                             violations.add(new Violation(Breach.CREATED_FOR_ANOTHER_TRANSFER, "201 for " + key + " amount "
                                     + r.amount() + " named transfer " + t.id + " of " + t.userId + "/" + t.key + " amount " + t.amount));
@@ -280,7 +400,9 @@ final class Checker {
                         }
                     }
                     case REUSED_422 -> {
-                        if (stored == null || stored.amount == r.amount()) {
+                        // a lost intent's key still holds its acknowledged body wherever the database forgot it
+                        boolean lostWithAnotherBody = lostAmount != null && stored == null && lostAmount != r.amount();
+                        if (!lostWithAnotherBody && (stored == null || stored.amount == r.amount())) {
                             violations.add(new Violation(Breach.WRONG_422, "422 for " + key + " amount " + r.amount()
                                     + ", the key holds " + (stored == null ? "nothing" : "amount " + stored.amount)));
                         }
@@ -309,7 +431,8 @@ final class Checker {
                 violations.add(new Violation(Breach.CREATED_FOR_ANOTHER_TRANSFER, "201s for " + key + " named " + createdIds
                         + " with amounts " + createdAmounts));
             }
-            if (!createdIds.isEmpty() && (stored == null || !createdIds.contains(stored.id))) {
+            boolean onlyTheLostRow = loss != null && stored == null && createdIds.equals(Set.of(loss.transferId()));
+            if (!createdIds.isEmpty() && !onlyTheLostRow && (stored == null || !createdIds.contains(stored.id))) {
                 violations.add(new Violation(Breach.CREATED_FOR_ANOTHER_TRANSFER, "201s for " + key + " named " + createdIds
                         + " but the key holds " + (stored == null ? "nothing" : stored.id)));
             }
@@ -318,6 +441,24 @@ final class Checker {
                 violations.add(new Violation(Breach.ROW_DIFFERS_FROM_REQUEST, "transfer " + stored.id + " is " + stored.amount
                         + " " + stored.currency + " to " + stored.iban + " (" + stored.name + "); the client sent amounts "
                         + group.stream().map(History.Request::amount).collect(Collectors.toCollection(TreeSet::new))));
+            }
+            if (loss != null) {
+                List<History.Request> retries = group.stream()
+                        .filter(r -> r.startedNanos() > loss.crashNanos() && Objects.equals(r.amount(), lostAmount)).toList();
+                boolean answered = retries.stream().anyMatch(r -> r.outcome() == History.Outcome.CREATED
+                        || r.outcome() == History.Outcome.REPLAYED || r.outcome() == History.Outcome.REUSED_422);
+                long n = executionsByIntent.getOrDefault(key, 0L);
+                if (retries.isEmpty()) {
+                    lostNeverRetried++;
+                } else if (!answered) {
+                    lostRetriesUnanswered++;
+                } else if (stored != null && (stored.status.equals("sent") && n == 1 || stored.status.equals("failed") && n == 0)) {
+                    lostRetriedOnce++;
+                } else {
+                    violations.add(new Violation(Breach.LOST_RETRY_NOT_ONCE, "intent " + key + " lost " + loss.transferId()
+                            + ", retried " + retries.size() + " times; it ends " + (stored == null ? "with no row"
+                            : "as transfer " + stored.id + " (" + stored.status + ")") + " and executed " + n + " times"));
+                }
             }
         }
         for (Transfer t : transfers) {
@@ -340,8 +481,12 @@ final class Checker {
         }
 
         int failed = (int) transfers.stream().filter(t -> t.status.equals("failed")).count();
+        String lostEvidence = losses.isEmpty() ? "" : "lost 201s " + losses.size() + ": retried and finished once "
+                + lostRetriedOnce + ", lost, never retried: " + lostNeverRetried + ", retried without an answer "
+                + lostRetriesUnanswered;
         return new Report(scenario, facts.requests().size(), unknown, transfers.size(), failed, executions,
-                facts.providerExecutions(), duplicates, 0, 0, unresolved, violations, "");
+                facts.providerExecutions(), duplicates, 0, 0, unresolved, losses.size(), lostNeverRetried, violations,
+                lostEvidence);
     }
 
     /**
@@ -370,13 +515,23 @@ final class Checker {
         };
     }
 
+    /** The reason of the one event of a final row restored from its idempotency record (TransferSql.INSERT_RESTORED). */
+    static final String RESTORED_FINAL = "row lost by the database, restored in its final state";
+
     static String illegal(List<Event> path, String finalStatus) {
         if (path.isEmpty()) {
             return "no events";
         }
         Event first = path.get(0);
-        if (first.version != 0 || first.from != null || !first.to.equals("pending")) {
-            return "does not start with version 0 → pending";
+        // a final row the database lost and a replay restored from its idempotency record: one event, straight to the
+        // final status at the version the record kept (a final status is never reached before version 2)
+        if (path.size() == 1 && first.from == null && first.version >= 2 && (first.to.equals("sent") || first.to.equals("failed"))
+                && first.reason != null && first.reason.startsWith(RESTORED_FINAL)) {
+            return first.to.equals(finalStatus) ? null : "restored as " + first.to + " but the row is " + finalStatus;
+        }
+        // a row the database lost and a retry re-created from its idempotency record starts in reconciling
+        if (first.version != 0 || first.from != null || !(first.to.equals("pending") || first.to.equals("reconciling"))) {
+            return "does not start with version 0 → pending (or → reconciling, re-created for a lookup)";
         }
         for (int i = 1; i < path.size(); i++) {
             Event previous = path.get(i - 1);
@@ -412,6 +567,47 @@ final class Checker {
                         rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9),
                         rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant())), principalPrefix + "%");
         return result;
+    }
+
+    /** A row's reference and version at one moment. */
+    record RowState(String reference, long version) {
+    }
+
+    /** Every transfer of these principals right now, by id: what a crash a moment later can take back. */
+    Map<String, RowState> snapshot(String principalPrefix) {
+        Map<String, RowState> rows = new HashMap<>();
+        query("SELECT id::text, provider_reference, version FROM transfers WHERE user_id LIKE ?",
+                rs -> rows.put(rs.getString(1), new RowState(rs.getString(2), rs.getLong(3))), principalPrefix + "%");
+        return rows;
+    }
+
+    /**
+     * What PostgreSQL kept through its last restart: the versions of the rows that existed before it, by id, and
+     * when it started. A row created since (a retry re-created a lost one, maybe under the same id) is not among
+     * them: its created_at or its first event is not older than the server.
+     */
+    record Survivors(Map<String, Long> versions, Instant restartedAt) {
+    }
+
+    Survivors survivorsOfRestart(String principalPrefix) {
+        Map<String, Long> versions = new HashMap<>();
+        query("""
+                SELECT t.id::text, t.version FROM transfers t
+                 WHERE t.user_id LIKE ? AND t.created_at < pg_postmaster_start_time()
+                   AND NOT EXISTS (SELECT 1 FROM transfer_events e
+                                    WHERE e.transfer_id = t.id AND e.version = 0 AND e.at >= pg_postmaster_start_time())""",
+                rs -> versions.put(rs.getString(1), rs.getLong(2)), principalPrefix + "%");
+        List<Instant> started = new ArrayList<>();
+        query("SELECT pg_postmaster_start_time()", rs -> started.add(rs.getTimestamp(1).toInstant()));
+        return new Survivors(versions, started.get(0));
+    }
+
+    /** References of these principals' transfers created before {@code instant}. */
+    Set<String> referencesCreatedBefore(String principalPrefix, Instant instant) {
+        Set<String> references = new TreeSet<>();
+        query("SELECT provider_reference FROM transfers WHERE user_id LIKE ? AND created_at < ?",
+                rs -> references.add(rs.getString(1)), principalPrefix + "%", Timestamp.from(instant));
+        return references;
     }
 
     /** Transfers {@code instanceId} holds a lease on right now: a send of each is in flight or about to be. */

@@ -1,8 +1,10 @@
 package dev.ledgerline.transfers.faults;
 
 import dev.ledgerline.transfers.faults.Checker.Breach;
+import dev.ledgerline.transfers.faults.Checker.Crashes;
 import dev.ledgerline.transfers.faults.Checker.Event;
 import dev.ledgerline.transfers.faults.Checker.Facts;
+import dev.ledgerline.transfers.faults.Checker.Loss;
 import dev.ledgerline.transfers.faults.Checker.Order;
 import dev.ledgerline.transfers.faults.Checker.OrderOutcome;
 import dev.ledgerline.transfers.faults.Checker.Transfer;
@@ -19,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The fault suite's own mutants: each test feeds the {@link Checker} the history, rows and provider orders a
@@ -42,6 +45,7 @@ class CheckerTest {
     private final List<Order> orders = new ArrayList<>(List.of(order(REF, 1250, OrderOutcome.EXECUTED)));
     private long providerExecutions = 1;
     private Set<String> brokenInstances = Set.of();
+    private Crashes crashes;
 
     @Test
     void aHealthyHistoryPasses() {
@@ -193,6 +197,21 @@ class CheckerTest {
     }
 
     @Test
+    void aFinalRowRestoredFromItsIdempotencyRecordIsALegalHistoryAndNothingElseIs() {
+        // one event, straight to the final status at the version the record kept: what a replay restores
+        events.put(ID, List.of(new Event(2, null, "sent", "i-2", Checker.RESTORED_FINAL + " from its idempotency record")));
+        assertEquals(Set.of(), breaches());
+        // but not under another reason, at a version no final status has, or to an open status
+        events.put(ID, List.of(new Event(2, null, "sent", "i-2", "accepted")));
+        assertEquals(Set.of(Breach.ILLEGAL_HISTORY), breaches());
+        events.put(ID, List.of(new Event(0, null, "sent", "i-2", Checker.RESTORED_FINAL)));
+        assertEquals(Set.of(Breach.ILLEGAL_HISTORY), breaches());
+        transfers.set(0, row(ID, KEY, 1250, "reconciling", REF));
+        events.put(ID, List.of(new Event(2, null, "reconciling", "i-2", Checker.RESTORED_FINAL)));
+        assertTrue(breaches().contains(Breach.ILLEGAL_HISTORY));
+    }
+
+    @Test
     void a409IsExplainedOnlyByARequestThatCouldStillHoldTheMarker() {
         // the 201 ended at 20 ms; its marker is gone 3 s later, so a 409 at 5 s has no cause
         requests.add(new Request(ALICE, KEY, 1250, "i-2", 5_000 * MS, 5_010 * MS, Outcome.IN_USE_409, 409, null, null, null));
@@ -204,12 +223,156 @@ class CheckerTest {
         assertEquals(Set.of(), breaches());
     }
 
+    // PostgreSQL crashed at 100 ms, after the baseline's 201 (answered at 20 ms), and lost that transfer's row;
+    // it was up again at 300 ms
+
+    private static final long CRASH_MS = 100;
+    private static final long RESTART_MS = 300;
+    private static final String ID2 = "6f1c0000-0000-0000-0000-000000000002";
+    private static final String REF2 = "ll_6f1c0000000000000000000000000002";
+
+    private void crashLostTheRow() {
+        crashes = new Crashes(List.of(new Loss(ALICE, KEY, ID, CRASH_MS * MS, RESTART_MS * MS)), Set.of());
+        transfers.clear();
+        events.clear();
+    }
+
+    @Test
+    void aLostIntentNoClientRetriedIsReportedNotHidden() {
+        // the row and its events are gone; the payment it sent before the crash is still traced to its intent
+        crashLostTheRow();
+        Checker.Report report = Checker.verify("mutant", facts(), 0, TTL);
+        assertEquals(Set.of(), report.breaches());
+        assertEquals(1, report.lost());
+        assertEquals(1, report.lostNeverRetried());
+        assertTrue(report.row().contains("lost, never retried: 1"), report.row());
+
+        // the same history without the crash's record is a service that lost a 201 and paid for nothing it holds
+        crashes = null;
+        assertEquals(Set.of(Breach.LOST_CREATED, Breach.CREATED_FOR_ANOTHER_TRANSFER, Breach.UNOWNED_REFERENCE,
+                Breach.EXECUTIONS_UNACCOUNTED), Checker.verify("mutant", facts(), 0, TTL).breaches());
+    }
+
+    @Test
+    void aLostIntentRecreatedUnderItsIdAndReferenceAndReplayedFinishesOnce() {
+        // the retry after the crash re-creates the row from the intent: same id, same reference, one execution
+        crashLostTheRow();
+        transfers.add(row(ID, KEY, 1250, "sent", REF));
+        events.put(ID, sentPath());
+        requests.add(new Request(ALICE, KEY, 1250, "i-2", 500 * MS, 520 * MS, Outcome.REPLAYED, 201, ID, null, null));
+        Checker.Report report = Checker.verify("mutant", facts(), 1, TTL);
+        assertEquals(Set.of(), report.breaches());
+        assertEquals(1, report.lost());
+        assertEquals(0, report.lostNeverRetried());
+        assertTrue(report.row().contains("retried and finished once 1"), report.row());
+    }
+
+    @Test
+    void aLostIntentRetriedIntoANewTransferWithANewReferencePaysTwice() {
+        // the retry found the Redis entry without its row, made a new transfer with a new reference and sent it;
+        // the lost row's payment had gone out before the crash
+        crashLostTheRow();
+        transfers.add(row(ID2, KEY, 1250, "sent", REF2));
+        events.put(ID2, sentPath());
+        requests.add(created(KEY, 1250, ID2, 500));
+        orders.add(order(REF2, 1250, OrderOutcome.EXECUTED));
+        providerExecutions = 2;
+        Checker.Report report = Checker.verify("mutant", facts(), 1, TTL);
+        assertEquals(Set.of(Breach.INTENT_PAID_TWICE, Breach.LOST_RETRY_NOT_ONCE, Breach.TWO_CREATED_FOR_ONE_KEY,
+                Breach.CREATED_FOR_ANOTHER_TRANSFER), report.breaches());
+        assertEquals(1, report.duplicates());
+    }
+
+    @Test
+    void aLostIntentRetriedIntoANewTransferBeforeItsFirstSendPassesOnlyTheMoneyChecks() {
+        // the row was lost before anything was sent: one payment, but the client heard "created" twice, two ids
+        crashLostTheRow();
+        orders.clear();
+        transfers.add(row(ID2, KEY, 1250, "sent", REF2));
+        events.put(ID2, sentPath());
+        requests.add(created(KEY, 1250, ID2, 500));
+        orders.add(order(REF2, 1250, OrderOutcome.EXECUTED));
+        assertEquals(Set.of(Breach.TWO_CREATED_FOR_ONE_KEY, Breach.CREATED_FOR_ANOTHER_TRANSFER), breaches());
+    }
+
+    @Test
+    void aRetryOfALostIntentAnsweredWithoutItsRowIsCaught() {
+        // the retry was answered from the cache alone; the row never came back, so the 201 names nothing
+        crashLostTheRow();
+        requests.add(new Request(ALICE, KEY, 1250, "i-2", 500 * MS, 520 * MS, Outcome.REPLAYED, 201, ID, null, null));
+        assertEquals(Set.of(Breach.LOST_CREATED, Breach.LOST_RETRY_NOT_ONCE), Checker.verify("mutant", facts(), 0, TTL).breaches());
+    }
+
+    @Test
+    void aLostIntentWhoseRetriesWentUnansweredIsReported() {
+        crashLostTheRow();
+        requests.add(new Request(ALICE, KEY, 1250, "i-2", 500 * MS, 900 * MS, Outcome.UNKNOWN, -1, null, null,
+                Unknown.CLIENT_TIMEOUT));
+        Checker.Report report = Checker.verify("mutant", facts(), 0, TTL);
+        assertEquals(Set.of(), report.breaches());
+        assertEquals(0, report.lostNeverRetried());
+        assertTrue(report.row().contains("retried without an answer 1"), report.row());
+    }
+
+    @Test
+    void aLostIntentsKeyStillRefusesAnotherBody() {
+        // the user edited the amount after the crash: the key is still the acknowledged intent's, so 422
+        crashLostTheRow();
+        requests.add(new Request(ALICE, KEY, 1251, "i-2", 500 * MS, 520 * MS, Outcome.REUSED_422, 422, null, null, null));
+        assertEquals(Set.of(), Checker.verify("mutant", facts(), 0, TTL).breaches());
+        // but not the acknowledged body itself
+        requests.add(new Request(ALICE, KEY, 1250, "i-2", 600 * MS, 620 * MS, Outcome.REUSED_422, 422, null, null, null));
+        assertEquals(Set.of(Breach.WRONG_422, Breach.LOST_RETRY_NOT_ONCE), Checker.verify("mutant", facts(), 0, TTL).breaches());
+    }
+
+    @Test
+    void afterACrashAnExecutionNoIntentSentIsStillUnowned() {
+        crashes = new Crashes(List.of(), Set.of());
+        orders.add(order("ll_6f1c0000000000000000000000000099", 7777, OrderOutcome.EXECUTED));
+        providerExecutions = 2;
+        assertEquals(Set.of(Breach.UNOWNED_REFERENCE, Breach.EXECUTIONS_UNACCOUNTED), breaches());
+    }
+
+    @Test
+    void afterACrashAnExecutionWhoseAmountTwoIntentsSentIsStillUnowned() {
+        // the amount alone cannot say which intent it paid
+        crashes = new Crashes(List.of(), Set.of());
+        requests.add(new Request(ALICE, "key-2", 1250, "i-1", 30 * MS, 400 * MS, Outcome.UNKNOWN, -1, null, null,
+                Unknown.CLIENT_TIMEOUT));
+        orders.add(order("ll_6f1c0000000000000000000000000099", 1250, OrderOutcome.EXECUTED));
+        providerExecutions = 2;
+        assertEquals(Set.of(Breach.UNOWNED_REFERENCE, Breach.EXECUTIONS_UNACCOUNTED), breaches());
+    }
+
+    @Test
+    void aCrashExcusesAnEarlierDeadlineOnlyForTransfersThatExistedBeforeIt() {
+        // the claim whose send executed was taken back by the crash; the row was claimed again with a new deadline
+        orders.set(0, new Order(REF, 1250, Checker.CURRENCY, Checker.IBAN, Checker.NAME, DEADLINE.minusSeconds(3),
+                OrderOutcome.EXECUTED));
+        crashes = new Crashes(List.of(), Set.of(REF));
+        assertEquals(Set.of(), breaches());
+        crashes = new Crashes(List.of(), Set.of());
+        assertEquals(Set.of(Breach.EXECUTED_UNDER_ANOTHER_DEADLINE), breaches());
+    }
+
+    @Test
+    void aLostIntentIsStillPaidOnlyOnce() {
+        // the lost row's payment executed twice under its one reference (a lost claim, sent again)
+        crashLostTheRow();
+        orders.add(order(REF, 1250, OrderOutcome.EXECUTED));
+        providerExecutions = 2;
+        Checker.Report report = Checker.verify("mutant", facts(), 0, TTL);
+        assertEquals(2, report.executions());
+        assertEquals(1, report.duplicates());
+        assertEquals(Set.of(Breach.DUPLICATE_EXECUTION), report.breaches());
+    }
+
     private Set<Breach> breaches() {
         return Checker.verify("mutant", facts(), 1, TTL).breaches();
     }
 
     private Facts facts() {
-        return new Facts(transfers, events, requests, deadClients, orders, providerExecutions, brokenInstances);
+        return new Facts(transfers, events, requests, deadClients, orders, providerExecutions, brokenInstances, crashes);
     }
 
     private static Transfer row(String id, String key, long amount, String status, String reference) {

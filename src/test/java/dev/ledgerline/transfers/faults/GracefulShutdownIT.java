@@ -3,7 +3,8 @@ package dev.ledgerline.transfers.faults;
 import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.local.LocalStack;
 import dev.ledgerline.transfers.provider.SandboxFaults;
-import io.smallrye.jwt.build.Jwt;
+import dev.ledgerline.transfers.support.Issuer;
+import dev.ledgerline.transfers.support.PackagedJar;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,7 +17,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -25,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -59,8 +58,7 @@ class GracefulShutdownIT {
 
     private static LocalStack stack;
     private static ProviderServer provider;
-    private static KeyPair issuer;
-    private static Path publicKey;
+    private static Issuer issuer;
     private static ServiceInstance leaving;
     private static ServiceInstance staying;
 
@@ -73,16 +71,15 @@ class GracefulShutdownIT {
 
     @BeforeAll
     static void start() throws Exception {
-        assertTrue(Files.exists(ServiceInstance.JAR), "build the jar first: ./mvnw package");
+        assertTrue(Files.exists(PackagedJar.JAR), "build the jar first: ./mvnw package");
         stack = LocalStack.start();
         provider = ProviderServer.start();
         // non-idempotent, so a second execution of any reference would show; each send takes 200 ms, so passes are in flight
         provider.ledger().setFaults(new SandboxFaults(200L, 0.0, 0.0, 0.0, 0.0, 0.0, false, 1500L));
-        publicKey = Files.createTempFile("shutdown-issuer", ".pem");
-        issuer = ServiceInstance.issuer(publicKey);
+        issuer = Issuer.fresh();
 
         Path logs = Files.createDirectories(Path.of("target/faults"));
-        Map<String, String> env = ServiceInstance.suiteEnv(stack, provider.url(), publicKey);
+        Map<String, String> env = ServiceInstance.suiteEnv(stack, provider.url(), issuer.publicKey());
         env.put("LEDGERLINE_PIPELINE_SHUTDOWN_GRACE", "PT" + GRACE.toSeconds() + "S");
         env.put("QUARKUS_SHUTDOWN_DELAY", "PT" + DELAY.toSeconds() + "S");
         env.put("QUARKUS_SHUTDOWN_TIMEOUT", "PT" + TIMEOUT.toSeconds() + "S");
@@ -91,8 +88,8 @@ class GracefulShutdownIT {
         Path stayingLog = logs.resolve("shutdown-staying.log");
         Files.deleteIfExists(leavingLog);
         Files.deleteIfExists(stayingLog);
-        leaving = new ServiceInstance("leaving", ServiceInstance.freePort(), leavingLog, env, props);
-        staying = new ServiceInstance("staying", ServiceInstance.freePort(), stayingLog, env, props);
+        leaving = new ServiceInstance("leaving", PackagedJar.freePort(), leavingLog, env, props);
+        staying = new ServiceInstance("staying", PackagedJar.freePort(), stayingLog, env, props);
         leaving.start();
         leaving.awaitReady(Duration.ofSeconds(120));
         staying.start();
@@ -113,16 +110,14 @@ class GracefulShutdownIT {
         if (stack != null) {
             stack.close();
         }
-        if (publicKey != null) {
-            Files.deleteIfExists(publicKey);
+        if (issuer != null) {
+            issuer.close();
         }
     }
 
     @Test
     void aSigtermedInstanceAnswersEveryRequestItTookExitsInTimeAndEveryAcceptedTransferEndsSentOnce() throws Exception {
-        String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
-                .subject("rolling-deploy").groups(Set.of("transfers.write", "transfers.read")).expiresIn(3600)
-                .sign(issuer.getPrivate());
+        String token = issuer.writer("rolling-deploy");
         AtomicBoolean routeToLeaving = new AtomicBoolean(true);
         AtomicBoolean loadRunning = new AtomicBoolean(true);
         AtomicLong downSeenAt = new AtomicLong();

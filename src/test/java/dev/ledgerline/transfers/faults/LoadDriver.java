@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Mobile-like clients against the instances, bounded in requests and time, only to 127.0.0.1. Each client
@@ -23,6 +24,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * key to a different instance when it got no answer or a 409, sometimes resends a changed body under the
  * same key (a user who edited the amount), sometimes replays a finished request, and sometimes just walks
  * away with the outcome unknown. Every request goes into the {@link History}.
+ *
+ * <p>Each intent's amounts are its own: its first amount is a multiple of 100 plus a random part below 50, and
+ * every edit adds 1, so no two intents of one driver ever send the same amount. An order the provider executed
+ * therefore names its intent even when no row holds its reference any more (a database that lost the row).
  */
 final class LoadDriver {
 
@@ -34,6 +39,7 @@ final class LoadDriver {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(300))
             .version(HttpClient.Version.HTTP_1_1).build();
     private final AtomicInteger sent = new AtomicInteger();
+    private final AtomicLong intents = new AtomicLong();
     private final int maxRequests;
     private volatile long deadline;
 
@@ -92,7 +98,7 @@ final class LoadDriver {
     /** One transfer intent: first send, then the retries a mobile client makes. */
     private void intent(String principal, ThreadLocalRandom random) throws InterruptedException {
         String key = UUID.randomUUID().toString();
-        long amount = random.nextLong(1, 100_000);
+        long amount = intents.incrementAndGet() * 100 + random.nextInt(50); // at most 9 edits follow: still its own
         int instance = random.nextInt(instances.size());
         for (int attempt = 0; attempt < 8 && budgetLeft(); attempt++) {
             History.Request r = send(principal, key, amount, instance, random);
@@ -118,6 +124,47 @@ final class LoadDriver {
                         amount = amount + 1; // the user edited the amount before retrying
                     }
                     Thread.sleep(random.nextInt(50, 300));
+                }
+            }
+            instance = other(instance, random);
+        }
+    }
+
+    /**
+     * Clients that were answered 201 and lost the answer (the app was killed before it stored it) send the same
+     * key and body again, retrying as {@link #intent} does after an unknown outcome until a definitive answer.
+     * Bounded in attempts, not by the load's deadline: they start when the scenario says so.
+     */
+    ExecutorService resend(List<History.Request> acknowledged) {
+        ExecutorService pool = Executors.newFixedThreadPool(3, r -> {
+            Thread t = new Thread(r, "resend-client");
+            t.setDaemon(true);
+            return t;
+        });
+        for (History.Request original : acknowledged) {
+            pool.submit(() -> {
+                try {
+                    resendUntilAnswered(original.principal(), original.key(), original.amount());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException | Error e) {
+                    history.clientDied(original.principal(), e);
+                }
+            });
+        }
+        pool.shutdown();
+        return pool;
+    }
+
+    private void resendUntilAnswered(String principal, String key, long amount) throws InterruptedException {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int instance = random.nextInt(instances.size());
+        for (int attempt = 0; attempt < 8; attempt++) {
+            switch (send(principal, key, amount, instance, random).outcome()) {
+                case IN_USE_409 -> Thread.sleep(random.nextInt(100, 400));
+                case UNKNOWN -> Thread.sleep(random.nextInt(50, 300));
+                default -> {
+                    return;
                 }
             }
             instance = other(instance, random);

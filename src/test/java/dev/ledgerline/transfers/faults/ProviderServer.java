@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The sandbox provider's HTTP contract (README "Endpoints", {@code /sandbox/provider/*}) served from the suite's own JVM over
+ * The sandbox provider's HTTP contract (docs/provider.md "The sandbox provider", {@code /sandbox/provider/*}) served from the suite's own JVM over
  * {@link SandboxLedger} — the class the dev/test sandbox uses — because the packaged prod jar must not
  * contain the sandbox. Routes sit at the root: point {@code QUARKUS_REST_CLIENT_PROVIDER_URL} at {@link #url()}.
  */
@@ -117,8 +117,9 @@ final class ProviderServer implements AutoCloseable {
                 })).toList();
     }
 
-    private static void respond(HttpServerRequest request, int status, Object body) {
-        var response = request.response().setStatusCode(status);
+    /** Every answer is dated by the sandbox's own clock ({@code clockOffsetMs}), as a real provider's would be. */
+    private void respond(HttpServerRequest request, int status, Object body) {
+        var response = request.response().setStatusCode(status).putHeader("Date", ledger.httpDate());
         if (body == null) {
             response.end();
             return;

@@ -1,10 +1,10 @@
 package dev.ledgerline.transfers.faults;
 
-import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.local.LocalStack;
 import dev.ledgerline.transfers.local.Signals;
 import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.PackagedJar;
 
 import java.io.IOException;
 import java.net.URI;
@@ -13,24 +13,20 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One JVM running the packaged service (prod profile) on its own port, with its own instance id. The
- * suite kills (SIGKILL), pauses (SIGSTOP) and restarts it; its output is appended to one log file across
+ * One JVM running the packaged service ({@link PackagedJar}, prod profile) on its own port, with its own instance
+ * id. The suite kills (SIGKILL), pauses (SIGSTOP) and restarts it; its output is appended to one log file across
  * restarts, so its stale-write lines survive a SIGKILL even though its metrics do not.
  */
 final class ServiceInstance implements AutoCloseable {
 
-    static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
 
     /** Changes when the suite restarts a killed instance as a new actor, so its successors' work is told apart. */
@@ -49,20 +45,10 @@ final class ServiceInstance implements AutoCloseable {
     ServiceInstance(String id, int port, Path log, Map<String, String> env, List<String> systemProperties) {
         this.id = id;
         this.port = port;
-        this.managementPort = Management.freePort();
+        this.managementPort = PackagedJar.freePort();
         this.log = log;
         this.env = env;
         this.systemProperties = systemProperties;
-    }
-
-    /** A fresh RSA key pair standing in for the token issuer; its public key is written to {@code publicKey} as PEM. */
-    static KeyPair issuer(Path publicKey) throws Exception {
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        KeyPair issuer = generator.generateKeyPair();
-        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder().encodeToString(issuer.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
-        return issuer;
     }
 
     /**
@@ -71,12 +57,7 @@ final class ServiceInstance implements AutoCloseable {
      * that leases and back-offs play out in seconds.
      */
     static Map<String, String> suiteEnv(LocalStack stack, String providerUrl, Path publicKey) {
-        Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", stack.postgres().reactiveUrl());
-        env.put("QUARKUS_DATASOURCE_USERNAME", LocalPostgres.USER);
-        env.put("QUARKUS_REDIS_HOSTS", stack.redis().uri());
-        env.put("QUARKUS_REST_CLIENT_PROVIDER_URL", providerUrl);
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKey.toString());
+        Map<String, String> env = PackagedJar.env(stack, providerUrl, publicKey);
         env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
         env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
         env.put("LEDGERLINE_RATE_LIMIT_READS_PER_SECOND", "100000");
@@ -92,13 +73,6 @@ final class ServiceInstance implements AutoCloseable {
         return env;
     }
 
-    /** A free loopback port for an instance. */
-    static int freePort() throws IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
-    }
-
     String url() {
         return "http://127.0.0.1:" + port;
     }
@@ -108,19 +82,18 @@ final class ServiceInstance implements AutoCloseable {
         return Management.url(managementPort);
     }
 
+    /**
+     * Starts the jar ({@link PackagedJar#start}) with a small heap and a quick JIT, as three of them share the
+     * machine, and this instance's ports and id on top of the suite's environment; output is appended to the log.
+     */
     synchronized void start() throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"));
-        command.addAll(systemProperties);
-        command.addAll(List.of("-jar", JAR.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        builder.environment().keySet().removeIf(k -> k.startsWith("QUARKUS_") || k.startsWith("MP_JWT") || k.startsWith("LEDGERLINE_"));
-        builder.environment().putAll(env);
-        builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        builder.environment().put(Management.PORT_VARIABLE, Integer.toString(managementPort));
-        builder.environment().put("LEDGERLINE_INSTANCE_ID", id);
-        process = builder.start();
+        List<String> jvmOptions = new ArrayList<>(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"));
+        jvmOptions.addAll(systemProperties);
+        Map<String, String> instanceEnv = new HashMap<>(env);
+        instanceEnv.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        instanceEnv.put(Management.PORT_VARIABLE, Integer.toString(managementPort));
+        instanceEnv.put("LEDGERLINE_INSTANCE_ID", id);
+        process = PackagedJar.start(jvmOptions, instanceEnv, ProcessBuilder.Redirect.appendTo(log.toFile()));
         paused = false;
         lastScrape = 0;
     }
@@ -225,6 +198,14 @@ final class ServiceInstance implements AutoCloseable {
         HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/metrics"))
                 .timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
         return Math.max(0, Metrics.sum(r.body(), name, labelFragment));
+    }
+
+    /** As {@link #metric}, but a gauge may be negative (a clock offset behind): not clamped at zero. */
+    double gauge(String name, String labelFragment) throws IOException, InterruptedException {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        double sum = Metrics.sum(r.body(), name, labelFragment);
+        return sum == -1 && !r.body().contains(name) ? Double.NaN : sum;
     }
 
     /** Whether the instance answers readiness with 503 right now: it noticed a dependency is gone. */

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import org.junit.jupiter.api.Test;
 
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.UUID;
@@ -22,7 +23,8 @@ class IdempotencyEntryTest {
         OffsetDateTime created = OffsetDateTime.of(2026, 11, 29, 23, 59, 58, 123_456_000, ZoneOffset.UTC);
         for (Transfer t : new Transfer[] {
                 transfer(TransferStatus.SENT, "rent | November \"2026\" ünïcödé", null, created),
-                transfer(TransferStatus.FAILED, null, "insufficient funds | account closed", created.withOffsetSameInstant(ZoneOffset.ofHours(2)))}) {
+                transfer(TransferStatus.FAILED, null, "insufficient funds | account closed", created.withOffsetSameInstant(ZoneOffset.ofHours(2))),
+                transfer(TransferStatus.CANCELLED, null, null, created, created.plusDays(3))}) {
             IdempotencyEntry decoded = IdempotencyEntry.decode(IdempotencyEntry.finalState(t).encode());
             assertEquals(IdempotencyEntry.Kind.FINAL, decoded.kind());
             assertEquals(t, decoded.last());
@@ -40,21 +42,38 @@ class IdempotencyEntryTest {
     @Test
     void markersAndCompletedEntriesRoundTrip() {
         UUID id = UUID.randomUUID();
-        assertEquals(IdempotencyEntry.completed(FP, id), IdempotencyEntry.decode("C|" + FP + "|" + id));
+        // entries written before the creation time was part of them still decode
+        assertEquals(IdempotencyEntry.completed(FP, id, null), IdempotencyEntry.decode("C|" + FP + "|" + id));
+        Instant created = Instant.ofEpochMilli(1_790_000_000_123L);
+        IdempotencyEntry withTime = IdempotencyEntry.completed(FP, id, created);
+        assertEquals("C|" + FP + "|" + id + "|1790000000123", withTime.encode());
+        assertEquals(withTime, IdempotencyEntry.decode(withTime.encode()));
         assertEquals(IdempotencyEntry.inFlight("tok", FP), IdempotencyEntry.decode("P|tok|" + FP));
     }
 
     @Test
     void anythingElseIsNotOurs() {
         String sent = IdempotencyEntry.finalState(transfer(TransferStatus.SENT, null, null, OffsetDateTime.now(ZoneOffset.UTC))).encode();
-        for (String garbage : new String[] {"", "C|x", "C|" + FP + "|not-a-uuid", "X|a|b", "F|" + FP + "|{not json",
+        for (String garbage : new String[] {"", "C|x", "C|" + FP + "|not-a-uuid", "C|" + FP + "|" + UUID.randomUUID() + "|not-a-time", "X|a|b", "F|" + FP + "|{not json",
                 "F|" + FP + "|{}", sent.replace("\"sent\"", "\"processing\""), sent.replace("F|" + FP, "F|" + "b".repeat(64))}) {
             assertNull(IdempotencyEntry.decode(garbage), garbage);
         }
     }
 
+    @Test
+    void aFinalEntryWrittenBeforeSchedulingDecodesAsSentAtOnce() {
+        Transfer sent = transfer(TransferStatus.SENT, null, null, OffsetDateTime.now(ZoneOffset.UTC));
+        String before = IdempotencyEntry.finalState(sent).encode().replace(",\"executeAt\":null", "");
+        assertEquals(sent, IdempotencyEntry.decode(before).last());
+    }
+
     private static Transfer transfer(TransferStatus status, String description, String reason, OffsetDateTime at) {
+        return transfer(status, description, reason, at, null);
+    }
+
+    private static Transfer transfer(TransferStatus status, String description, String reason, OffsetDateTime at,
+                                     OffsetDateTime executeAt) {
         return new Transfer(UUID.randomUUID(), "alice", FP, 1250, "EUR", "DE89370400440532013000", "Ada Lovelace",
-                description, "ll_" + "0".repeat(32), status, status.isTerminal() ? 2 : 1, reason, at, at.plusSeconds(1));
+                description, "ll_" + "0".repeat(32), status, status.isTerminal() ? 2 : 1, reason, at, at.plusSeconds(1), executeAt);
     }
 }

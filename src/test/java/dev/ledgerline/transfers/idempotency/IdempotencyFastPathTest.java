@@ -71,11 +71,12 @@ class IdempotencyFastPathTest {
 
     /**
      * Once the transfer is final (sent), the first replay reads the row and keeps it in the Redis entry; a
-     * final row can never change (the transition trigger), so later replays send no statement at all and
-     * still answer with exactly what a GET of the transfer answers.
+     * final row can never change (the transition trigger), so later replays are answered from that entry with
+     * exactly what a GET of the transfer answers. Each costs one primary-key read, which restores the row if the
+     * database lost it (LostCommitTest), and no write, no key lookup and no touch of the row.
      */
     @Test
-    void aReplayOfAFinishedTransferIsAnsweredWithoutAnyStatement() {
+    void aReplayOfAFinishedTransferIsAnsweredFromItsEntryWithOneReadAndNoWrite() {
         String token = writer("fast");
         String key = newKey();
         String id = Api.post(token, key, body(112)).then().statusCode(201).extract().path("id");
@@ -87,6 +88,9 @@ class IdempotencyFastPathTest {
         Api.post(token, key, body(112)).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
         assertEquals(reads + 1, Statements.postPath(), "the first replay after the transfer finished reads the row once");
 
+        String rowVersion = xmin(id); // a read by id too: taken before the counts
+        long byId = Statements.calls("FROM transfers WHERE id = $1");
+        long others = Statements.postPath() - byId;
         for (int i = 0; i < 5; i++) {
             Response replay = Api.post(token, key, body(112));
             replay.then().statusCode(201).header("Idempotent-Replayed", "true")
@@ -94,9 +98,12 @@ class IdempotencyFastPathTest {
                     .header("ETag", current.header("ETag"));
             assertEquals(current.jsonPath().getMap(""), replay.jsonPath().getMap(""), "the same body as GET /v1/transfers/{id}");
         }
-        assertEquals(reads + 1, Statements.postPath(), "later replays are answered from Redis alone");
+        assertEquals(byId + 5, Statements.calls("FROM transfers WHERE id = $1"), "each later replay reads its row once, by id");
+        assertEquals(others, Statements.postPath() - (byId + 5), "and runs no insert and no lookup by key");
+        long after = Statements.postPath();
         Api.post(token, key, body(113)).then().statusCode(422);
-        assertEquals(reads + 1, Statements.postPath(), "and so is a different body under the key");
+        assertEquals(after, Statements.postPath(), "a different body under the key is refused without any statement");
+        assertEquals(rowVersion, xmin(id), "and no replay touched the row");
     }
 
     @Test
@@ -178,6 +185,44 @@ class IdempotencyFastPathTest {
         assertTrue(IdempotencyEntry.decode(redis.get(redisKey).await().atMost(WAIT)).completed(),
                 "the completed entry replaced the stale marker");
         assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+    }
+
+    /**
+     * The marker path has a fingerprint check of its own: a marker left behind after the original committed sends
+     * the request to PostgreSQL's row, and a different body under the key is a 422 there too, not a replay of the
+     * original.
+     */
+    @Test
+    void aDifferentBodyUnderAMarkerLeftBehindAfterTheOriginalCommittedIsRejected() {
+        String token = writer("marker");
+        String key = newKey();
+        String id = Api.post(token, key, body(447)).then().statusCode(201).extract().path("id");
+        String redisKey = IdempotencyService.redisKey("marker", IdempotencyKey.parse(key));
+        redis.set(redisKey, IdempotencyEntry.inFlight("original", "f".repeat(64)).encode(), 3000).await().atMost(WAIT);
+
+        Api.post(token, key, body(448)).then().statusCode(422)
+                .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+        assertEquals(447L, Db.query("SELECT amount FROM transfers WHERE idempotency_key = ?", key).get(0).get("amount"));
+        Api.post(token, key, body(447)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+    }
+
+    /**
+     * The database path has a fingerprint check of its own: with no entry in Redis (flushed, evicted, or written
+     * by an instance that could not reach it) the unique constraint finds the original, and a different body under
+     * the key is a 422, not a replay of the original.
+     */
+    @Test
+    void aDifferentBodyWithoutARedisEntryIsRejectedByPostgres() {
+        String token = writer("fast");
+        String key = newKey();
+        Api.post(token, key, body(335)).then().statusCode(201);
+        redis.execute("FLUSHALL").await().atMost(WAIT);
+
+        Api.post(token, key, body(336)).then().statusCode(422)
+                .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+        assertEquals(335L, Db.query("SELECT amount FROM transfers WHERE idempotency_key = ?", key).get(0).get("amount"));
     }
 
     @Test

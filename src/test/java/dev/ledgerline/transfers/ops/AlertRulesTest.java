@@ -10,20 +10,20 @@ import java.util.stream.Collectors;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code ops/alerts.yml} covers README's alert table: every metric (with its label) an operator is told to
- * alert on is read by a rule. promtool validates and unit-tests the rules themselves in {@code .ci/run}
+ * {@code ops/alerts.yml} covers the alert table of docs/operating.md: every metric (with its label) an operator is told to
+ * alert on is read by a rule. promtool validates and unit-tests the rules themselves in {@code .ci/verify}
  * ({@code promtool check rules}, {@code promtool test rules ops/alerts.test.yml}).
  */
 class AlertRulesTest {
 
     @Test
-    void everyMetricOfTheReadmeAlertTableHasARule() throws Exception {
+    void everyMetricOfTheAlertTableHasARule() throws Exception {
         String rules = Files.readString(Path.of("ops/alerts.yml"));
         String tests = Files.readString(Path.of("ops/alerts.test.yml"));
-        List<AlertMetricsTest.Alerted> uncovered = AlertMetricsTest.readmeAlertTable().stream()
+        List<AlertMetricsTest.Alerted> uncovered = AlertMetricsTest.alertTable().stream()
                 .filter(m -> !(rules.contains(m.name() + (m.labels().isEmpty() ? "" : "{" + m.labels() + "}"))
                         && tests.contains(m.name())))
                 .collect(Collectors.toList());
-        assertTrue(uncovered.isEmpty(), "README alert-table metrics without a rule (and a rule test) in ops/: " + uncovered);
+        assertTrue(uncovered.isEmpty(), "docs/operating.md alert-table metrics without a rule (and a rule test) in ops/: " + uncovered);
     }
 }

@@ -5,8 +5,10 @@ import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.TransferChanges;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
@@ -14,12 +16,16 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -33,12 +39,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What on-call engineers and polling services rely on: readiness, metrics, cheap polling, the stuck-transfer listing. */
+/**
+ * What on-call engineers and polling services rely on: readiness, metrics, the management port they are served on,
+ * cheap polling, the stuck-transfer listing.
+ */
 @QuarkusTest
 class OperationsTest {
 
     @Inject
     TransferChanges changes;
+
+    @TestHTTPResource("/")
+    URL base;
 
     @AfterEach
     void heal() throws Exception {
@@ -68,6 +80,19 @@ class OperationsTest {
         TestStack.current().postgres().startAgain();
         Awaitility.await("ready again").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
                 .until(() -> Management.given().get("/q/health/ready").statusCode() == 200);
+    }
+
+    /** {@code /q/*} lives on the management interface only: the API port answers 404 however the path is spelled. */
+    @Test
+    void operationalEndpointsAreOnTheManagementPortOnly() throws Exception {
+        HttpClient client = HttpClient.newHttpClient();
+        for (String path : List.of("/q/metrics", "/q/health/live", "/q/openapi", "/v1/%2e%2e/q/metrics", "/v1/transfers/%2e%2e/%2e%2e/q/health")) {
+            HttpResponse<String> answer = client.send(HttpRequest.newBuilder(URI.create(base.toString().replaceAll("/$", "") + path)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, answer.statusCode(), path + " on the API port: " + answer.body());
+        }
+        Management.given().get("/q/health/live").then().statusCode(200);
+        assertTrue(Metrics.scrape().contains("ledgerline_"), "metrics are served on the management port");
     }
 
     @Test
@@ -101,7 +126,7 @@ class OperationsTest {
     @Test
     void aLongPollWakesOnAChangeMadeElsewhereLongBeforeItsWaitEnds() throws Exception {
         String token = writer("longpoll");
-        String id = parkedTransfer("longpoll", "pending", 0);
+        String id = Rows.parked("longpoll", "pending", 0);
         int waitingBefore = changes.waiting();
 
         long asked = System.nanoTime();
@@ -112,7 +137,7 @@ class OperationsTest {
         assertFalse(poll.isDone(), "the poll holds while nothing changes, but answered " + (poll.isDone() ? poll.get().statusCode() : 0));
 
         // a change committed by "another instance": straight to the database, the way any instance's fence writes
-        Db.update("UPDATE transfers SET status = 'failed', version = version + 1, failure_reason = 'test', "
+        Db.update("UPDATE transfers SET status = 'failed', version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()), failure_reason = 'test', "
                 + "last_actor = 'other-instance', last_reason = 'changed elsewhere' WHERE id = ?::uuid", id);
         long changed = System.nanoTime();
         Response answer = poll.get(10, TimeUnit.SECONDS);
@@ -127,7 +152,7 @@ class OperationsTest {
     @Test
     void aLongPollWithoutAChangeWaitsItsTimeAndAnswersNotModified() {
         String token = writer("longpoll");
-        String id = parkedTransfer("longpoll", "pending", 0);
+        String id = Rows.parked("longpoll", "pending", 0);
         long start = System.nanoTime();
         as(token).header("Prefer", "wait=1").header("If-None-Match", "\"0\"").get("/v1/transfers/" + id).then()
                 .statusCode(304).header("Preference-Applied", "wait=1");
@@ -150,7 +175,7 @@ class OperationsTest {
     void stuckTransfersArePagedOldestFirstForOperationsOnly() {
         List<String> stuck = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            stuck.add(parkedTransfer("stuck-owner", "reconciling", 20 - i));
+            stuck.add(Rows.parked("stuck-owner", "reconciling", 20 - i));
         }
         String ops = Api.token("ops", List.of("transfers.read.all"));
         as(writer("stuck-owner")).get("/v1/transfers?status=reconciling").then().statusCode(403);
@@ -206,6 +231,33 @@ class OperationsTest {
                 .body(containsString("ledgerline_transfers_oldest_open_age_seconds"));
     }
 
+    @Test
+    void aParkedTransferIsCountedApartAndNeitherAgesNorCountsAsAnOpenTransfer() {
+        // parked a month ago: as long as it counted as open, the oldest open age stayed above any stuck threshold
+        String id = Rows.parked("parked-owner", "reconciling", 30 * 24 * 60);
+        Db.update("UPDATE transfers SET next_attempt_at = 'infinity' WHERE id = ?::uuid", id);
+        // (a transfer scheduled for later is not worked on yet, and one whose time has come is due since then)
+        String working = "status IN ('pending', 'processing', 'reconciling') AND NOT (status = 'reconciling' AND next_attempt_at = 'infinity')"
+                + " AND NOT (status = 'pending' AND coalesce(execute_at > now(), false))";
+
+        // the gauges are read from the database every 10 s; each poll compares them with the rows as they are then
+        Awaitility.await("the gauges see the parked transfer").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> {
+                    String page = Metrics.scrape();
+                    long oldestWorking = Db.count("SELECT greatest(0, coalesce(extract(epoch FROM now() - min(greatest(created_at, execute_at))), 0))::bigint FROM transfers WHERE "
+                            + working);
+                    double oldest = Metrics.sum(page, "ledgerline_transfers_oldest_open_age_seconds", "");
+                    assertTrue(oldest < Duration.ofDays(29).toSeconds() && Math.abs(oldest - oldestWorking) <= 30,
+                            "the oldest open age is that of the oldest transfer still worked on (" + oldestWorking + " s), not the parked one: " + oldest);
+                    assertEquals(Db.count("SELECT count(*) FROM transfers WHERE status = 'reconciling' AND next_attempt_at < 'infinity'"),
+                            (long) Metrics.sum(page, "ledgerline_transfers_open", "status=\"reconciling\""),
+                            "reconciling transfers the reconciler still works on");
+                    assertEquals(Db.count("SELECT count(*) FROM transfers WHERE status = 'reconciling' AND next_attempt_at = 'infinity'"),
+                            (long) Metrics.sum(page, "ledgerline_transfers_parked", ""), "parked transfers, this one among them");
+                });
+        assertTrue(Metrics.scrape().contains("# HELP ledgerline_transfers_parked "), "the parked gauge says what it counts");
+    }
+
     /** The highest Flyway version in src/main/resources/db/migration: readiness must report the schema fully migrated. */
     private static String latestMigration() throws java.io.IOException {
         try (var files = java.nio.file.Files.list(java.nio.file.Path.of("src/main/resources/db/migration"))) {
@@ -213,16 +265,5 @@ class OperationsTest {
                     .mapToInt(n -> Integer.parseInt(n.substring(1, n.indexOf("__")))).max().stream()
                     .mapToObj(Integer::toString).findFirst().orElseThrow();
         }
-    }
-
-    /** A transfer row no worker will touch for an hour, last changed {@code minutesAgo} minutes ago. */
-    private static String parkedTransfer(String owner, String status, int minutesAgo) {
-        String id = UUID.randomUUID().toString();
-        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
-                        + "destination_name, provider_reference, status, next_attempt_at, last_actor, created_at, updated_at) "
-                        + "VALUES (?::uuid, ?, ?, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada', ?, ?, now() + interval '1 hour', "
-                        + "'test', now() - make_interval(mins => ?), now() - make_interval(mins => ?))",
-                id, owner, "parked-" + id, "ll_" + id.replace("-", ""), status, minutesAgo, minutesAgo);
-        return id;
     }
 }

@@ -3,12 +3,13 @@ package dev.ledgerline.transfers.packaged;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.local.LocalStack;
+import dev.ledgerline.transfers.support.Issuer;
+import dev.ledgerline.transfers.support.PackagedJar;
 import io.restassured.RestAssured;
 import io.restassured.config.EncoderConfig;
 import io.restassured.config.RestAssuredConfig;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
-import io.smallrye.jwt.build.Jwt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,12 +17,11 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.time.Duration;
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,7 +57,7 @@ class FuzzPostIT {
 
     private static LocalStack stack;
     private static PackagedService service;
-    private static Path publicKey;
+    private static Issuer issuer;
     private static String token;
     private static String operator;
     private static Connection db;
@@ -88,17 +88,14 @@ class FuzzPostIT {
     @BeforeAll
     static void service() throws Exception {
         stack = LocalStack.start();
-        KeyPair issuer = PackagedService.issuer();
-        publicKey = PackagedService.publicKeyFile(issuer);
-        Map<String, String> env = PackagedService.env(stack, PackagedService.free(), publicKey);
+        issuer = Issuer.fresh();
+        Map<String, String> env = PackagedService.env(stack, PackagedJar.freePort(), issuer.publicKey());
         // the fuzzer is one principal sending hundreds of requests a second: lift its rate limit
         env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "100000");
         env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "100000");
         service = PackagedService.start(env, Path.of("target/fuzz-post-it.log"));
-        token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers").subject(PRINCIPAL)
-                .groups(Set.of("transfers.write", "transfers.read")).expiresIn(Duration.ofHours(1)).sign(issuer.getPrivate());
-        operator = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers").subject(PRINCIPAL + "-ops")
-                .groups(Set.of("transfers.read.all")).expiresIn(Duration.ofHours(1)).sign(issuer.getPrivate());
+        token = issuer.writer(PRINCIPAL);
+        operator = issuer.token(PRINCIPAL + "-ops", Set.of("transfers.read.all"));
         started = System.nanoTime();
     }
 
@@ -116,7 +113,9 @@ class FuzzPostIT {
         if (stack != null) {
             stack.close();
         }
-        Files.deleteIfExists(publicKey);
+        if (issuer != null) {
+            issuer.close();
+        }
     }
 
     @Test
@@ -460,7 +459,9 @@ class FuzzPostIT {
             for (int i = 0; i < length; i++) {
                 out.appendCodePoint(anyPlane ? r.nextInt(Character.MAX_CODE_POINT + 1) : SAMPLE_CODE_POINTS[r.nextInt(SAMPLE_CODE_POINTS.length)]);
             }
-            String text = printable(out.toString());
+            // in NFC first: the service checks a name's length and combining marks on its NFC form, which a few
+            // code points (composition exclusions) make longer than they are
+            String text = printable(Normalizer.normalize(out.toString(), Normalizer.Form.NFC));
             // a supplementary code point is two chars: keep the length limit in code points, as the service counts
             if (text.codePointCount(0, text.length()) > max) {
                 text = text.substring(0, text.offsetByCodePoints(0, max));

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The Kubernetes manifests quarkus-kubernetes generated during the build ({@code target/kubernetes/kubernetes.yml},
- * README "Deploying"): probes on Quarkus's own health endpoints and port, the deployment's settings taken only
+ * docs/operating.md "The manifests"): probes on Quarkus's own health endpoints and port, the deployment's settings taken only
  * from the named Secret and ConfigMap, nothing of the dev profile, resources, a shutdown bound, a Service and a
  * PodDisruptionBudget that select the pods. An IT because the manifests are written by the package phase.
  */

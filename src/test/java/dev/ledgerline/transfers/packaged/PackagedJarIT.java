@@ -1,9 +1,10 @@
 package dev.ledgerline.transfers.packaged;
 
-import dev.ledgerline.transfers.support.Management;
 import dev.ledgerline.transfers.local.LocalStack;
+import dev.ledgerline.transfers.support.Issuer;
+import dev.ledgerline.transfers.support.Management;
+import dev.ledgerline.transfers.support.PackagedJar;
 import io.restassured.RestAssured;
-import io.smallrye.jwt.build.Jwt;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,12 +13,10 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -34,20 +33,18 @@ class PackagedJarIT {
 
 
     private static LocalStack stack;
-    private static KeyPair issuer;
-    private static Path publicKey;
+    private static Issuer issuer;
 
     @BeforeAll
     static void servers() throws Exception {
         stack = LocalStack.start();
-        issuer = PackagedService.issuer();
-        publicKey = PackagedService.publicKeyFile(issuer);
+        issuer = Issuer.fresh();
     }
 
     @AfterAll
     static void stop() throws IOException {
         stack.close();
-        Files.deleteIfExists(publicKey);
+        issuer.close();
     }
 
     @Test
@@ -59,7 +56,7 @@ class PackagedJarIT {
 
     @Test
     void refusesToStartWithoutRedis() throws Exception {
-        Map<String, String> env = env(free(), publicKey.toString());
+        Map<String, String> env = env(free(), issuer.publicKey().toString());
         env.remove("QUARKUS_REDIS_HOSTS");
         Result result = runToExit(env);
         assertEquals(78, result.exitCode);
@@ -76,7 +73,7 @@ class PackagedJarIT {
     @Test
     void startsWithRealAddressesAndHasNoDevEndpoints() throws Exception {
         int port = free();
-        Map<String, String> env = env(port, publicKey.toString());
+        Map<String, String> env = env(port, issuer.publicKey().toString());
         int managementPort = Integer.parseInt(env.get(Management.PORT_VARIABLE));
         Process service = start(env);
         try {
@@ -94,8 +91,7 @@ class PackagedJarIT {
                     .put("/sandbox/provider/faults").then().statusCode(404);
             given().delete("/sandbox/provider/faults").then().statusCode(404);
 
-            String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
-                    .subject("operator-test").groups(Set.of("transfers.write", "transfers.read")).sign(issuer.getPrivate());
+            String token = issuer.writer("operator-test");
             String id = given().auth().oauth2(token).contentType("application/json").header("Idempotency-Key", "packaged-1")
                     .body("{\"amount\": 5, \"currency\": \"EUR\", \"destination\": {\"iban\": \"DE89370400440532013000\", \"name\": \"Ada\"}}")
                     .post("/v1/transfers").then().statusCode(201).extract().path("id");
@@ -121,24 +117,22 @@ class PackagedJarIT {
     }
 
     /**
-     * Issue 9's "429 across two instances sharing Redis": two packaged services, one Redis, one principal
+     * A 429 across two instances sharing Redis: two packaged services, one Redis, one principal
      * with a bucket of 4. Two requests through each instance empty it; the fifth is refused by whichever
      * instance gets it — although neither instance has seen more than 2 requests, so each alone (or a
      * per-instance limiter) would have let it through. The state that refuses it can only be the shared one.
      */
     @Test
     void twoInstancesSharingRedisShareOneBucketPerPrincipal() throws Exception {
-        Map<String, String> envA = env(free(), publicKey.toString());
-        Map<String, String> envB = env(free(), publicKey.toString());
+        Map<String, String> envA = env(free(), issuer.publicKey().toString());
+        Map<String, String> envB = env(free(), issuer.publicKey().toString());
         for (Map<String, String> env : List.of(envA, envB)) {
             env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "0.01");
             env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "4");
         }
         try (PackagedService a = PackagedService.start(envA, Path.of("target/packaged-jar-it-a.log"));
              PackagedService b = PackagedService.start(envB, Path.of("target/packaged-jar-it-b.log"))) {
-            String token = Jwt.issuer("https://ledgerline.dev/issuer").audience("ledgerline-transfers")
-                    .subject("two-instances-" + UUID.randomUUID()).groups(Set.of("transfers.write", "transfers.read"))
-                    .sign(issuer.getPrivate());
+            String token = issuer.writer("two-instances-" + UUID.randomUUID());
             List<Integer> statuses = new ArrayList<>();
             for (PackagedService instance : List.of(a, b, a, b)) {
                 statuses.add(post(instance, token).statusCode());
@@ -156,14 +150,14 @@ class PackagedJarIT {
     }
 
     /**
-     * Issue 17: the embedded servers and the local launcher are for {@code quarkus:dev} and the tests only. The
+     * The embedded servers and the local launcher are for {@code quarkus:dev} and the tests only. The
      * packaged application has none of their libraries, none of their server binaries and none of the
      * {@code local/} classes (the other tests here show it starts and serves without them).
      */
     @Test
     void theArtifactContainsNoEmbeddedServerAndNoLocalLauncher() throws Exception {
-        Path app = Path.of("target/quarkus-app");
-        assertTrue(Files.isRegularFile(app.resolve("quarkus-run.jar")), "package the application first");
+        Path app = PackagedJar.APP;
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), "package the application first");
         List<String> offending = new ArrayList<>();
         try (var files = Files.walk(app)) {
             for (Path file : files.filter(Files::isRegularFile).toList()) {
@@ -215,7 +209,7 @@ class PackagedJarIT {
         return PackagedService.launch(env, log);
     }
 
-    private static int free() throws IOException {
-        return PackagedService.free();
+    private static int free() {
+        return PackagedJar.freePort();
     }
 }

@@ -24,29 +24,29 @@ class DispatcherTest {
 
     @Test
     void aDrainFillsItsShareAndLeavesTheAcceptReserveFree() {
-        assertEquals(MAX_IN_FLIGHT - ACCEPT_RESERVE, dispatcher.reserveForSweep(50), "the sweeper's share, not the batch size");
-        assertEquals(0, dispatcher.reserveForSweep(50), "no more room for the sweeper");
-        assertTrue(dispatcher.tryEnter(), "an accepted transfer still starts at once");
-        assertTrue(dispatcher.tryEnter());
-        assertFalse(dispatcher.tryEnter(), "the whole budget is in use");
+        assertEquals(MAX_IN_FLIGHT - ACCEPT_RESERVE, dispatcher.admit(Dispatcher.Lane.SWEEP, 50), "the sweeper's share, not the batch size");
+        assertEquals(0, dispatcher.admit(Dispatcher.Lane.SWEEP, 50), "no more room for the sweeper");
+        assertTrue((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1), "an accepted transfer still starts at once");
+        assertTrue((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1));
+        assertFalse((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1), "the whole budget is in use");
         assertEquals(MAX_IN_FLIGHT, dispatcher.inFlight());
     }
 
     @Test
     void acceptsMayUseTheWholeBudgetAndThenTheSweeperWaits() {
         for (int i = 0; i < MAX_IN_FLIGHT; i++) {
-            assertTrue(dispatcher.tryEnter());
+            assertTrue((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1));
         }
-        assertEquals(0, dispatcher.reserveForSweep(10));
+        assertEquals(0, dispatcher.admit(Dispatcher.Lane.SWEEP, 10));
     }
 
     @Test
     void slotsTheSweeperFoundNoTransferForAreGivenBack() {
-        int reserved = dispatcher.reserveForSweep(4);
+        int reserved = dispatcher.admit(Dispatcher.Lane.SWEEP, 4);
         assertEquals(4, reserved);
         dispatcher.giveBack(3);
         assertEquals(1, dispatcher.inFlight());
-        assertEquals(MAX_IN_FLIGHT - ACCEPT_RESERVE - 1, dispatcher.reserveForSweep(50));
+        assertEquals(MAX_IN_FLIGHT - ACCEPT_RESERVE - 1, dispatcher.admit(Dispatcher.Lane.SWEEP, 50));
     }
 
     @Test
@@ -55,7 +55,7 @@ class DispatcherTest {
         dispatcher.awaitRoom(4, Duration.ofSeconds(30)).await().atMost(Duration.ofSeconds(1));
         assertTrue(System.nanoTime() - started < Duration.ofSeconds(1).toNanos());
 
-        dispatcher.reserveForSweep(50);
+        dispatcher.admit(Dispatcher.Lane.SWEEP, 50);
         started = System.nanoTime();
         dispatcher.awaitRoom(1, Duration.ofMillis(300)).await().atMost(Duration.ofSeconds(5));
         assertTrue(System.nanoTime() - started >= Duration.ofMillis(300).toNanos(), "waited for a pass to end");
@@ -64,14 +64,14 @@ class DispatcherTest {
     @Test
     void aStoppedDispatcherStartsNothingAndReportsIdleWhenNothingRuns() throws InterruptedException {
         assertTrue(dispatcher.stopAndAwaitIdle(Duration.ofMillis(100)));
-        assertFalse(dispatcher.tryEnter());
-        assertEquals(0, dispatcher.reserveForSweep(10));
-        assertFalse(dispatcher.dispatchAccepted(null, "after stop"));
+        assertFalse((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1));
+        assertEquals(0, dispatcher.admit(Dispatcher.Lane.SWEEP, 10));
+        assertEquals(0, dispatcher.admit(Dispatcher.Lane.RESEND, 1));
     }
 
     @Test
     void aStopWaitsForTheGraceAndSaysWhenPassesAreStillInFlight() throws InterruptedException {
-        assertTrue(dispatcher.tryEnter());
+        assertTrue((dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1));
         long started = System.nanoTime();
         assertFalse(dispatcher.stopAndAwaitIdle(Duration.ofMillis(200)));
         assertTrue(System.nanoTime() - started >= Duration.ofMillis(200).toNanos());

@@ -2,12 +2,17 @@ package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
-import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.provider.PaymentOrder;
 import dev.ledgerline.transfers.provider.PaymentProvider;
 import dev.ledgerline.transfers.provider.SendNotWrittenException;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.Reconcilable;
+import dev.ledgerline.transfers.transfer.Seen;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterEach;
@@ -20,12 +25,14 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
 import static dev.ledgerline.transfers.support.Api.as;
 import static dev.ledgerline.transfers.support.Api.writer;
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -33,6 +40,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * provider timeout (test profile: 1 s) and reaches a non-idempotent provider later. The reconciler must
  * not look the payment up and resend while that request could still execute; the held request itself
  * must not execute once its deadline has passed. Either way the money moves once.
+ *
+ * <p>The sends held here arrive after their deadline, so the provider's own deadline check refuses them, and
+ * the reconciler's take and the claim both wait for the deadline plus the settle time, so either rule alone
+ * keeps the other's removal from showing. The last two tests therefore put each rule on its own against a row
+ * whose last send could still execute.
  */
 @QuarkusTest
 class InTransitSendTest {
@@ -40,7 +52,13 @@ class InTransitSendTest {
     @Inject
     PaymentProvider provider;
 
+    @Inject
+    TransferRepository repository;
+
     private static final Duration DEADLINE = Duration.ofSeconds(20);
+
+    /** The lease of the tests' own claims: long enough that no lease expiry moves their rows meanwhile. */
+    private static final Duration HAND_LEASE = Duration.ofSeconds(30);
 
     @AfterEach
     void healthyProvider() {
@@ -61,10 +79,10 @@ class InTransitSendTest {
         Await.allTerminal(ids, DEADLINE);
 
         for (String id : ids) {
-            String reference = reference(id);
+            String reference = Rows.reference(id);
             // the held first send reaches the provider two seconds after it left: wait until it was applied
             Awaitility.await("the held send of " + id + " reaches the provider").atMost(Duration.ofSeconds(10))
-                    .until(() -> orders(reference).stream().anyMatch(o -> "expired".equals(o.get("outcome")))
+                    .until(() -> Sandbox.orders(reference).stream().anyMatch(o -> "expired".equals(o.get("outcome")))
                             || Sandbox.executions(reference) > 1);
             assertEquals(1, Sandbox.executions(reference), "exactly one execution per reference, transfer " + id);
             assertEquals("sent", Await.dbStatus(id));
@@ -84,7 +102,7 @@ class InTransitSendTest {
         Throwable failure = provider.send(late).onItem().transform(r -> (Throwable) null)
                 .onFailure().recoverWithItem(e -> e).await().atMost(Duration.ofSeconds(5));
         assertTrue(causedBy(failure, SendNotWrittenException.class), "failed with " + failure);
-        assertEquals(List.of(), orders(reference), "the provider never saw the send");
+        assertEquals(List.of(), Sandbox.orders(reference), "the provider never saw the send");
         assertEquals(0, Sandbox.executions(reference));
     }
 
@@ -97,12 +115,65 @@ class InTransitSendTest {
         return false;
     }
 
-    static List<Map<String, Object>> orders(String reference) {
-        return given().queryParam("reference", reference).get("/sandbox/provider/orders")
-                .then().statusCode(200).extract().jsonPath().getList("$");
+    /**
+     * The claim refuses a row whose last send could still execute or surface, until that send's deadline plus the
+     * settle time (clock margin, lookup lag, clock-skew bound) has passed on PostgreSQL's clock. Such a row reaches
+     * the claim when an operator resumes it or a dispatch from before its last send arrives late; the row here has
+     * no schedule ({@code 'infinity'}), so only the claims of this test touch it. They are repeated until one is
+     * taken, and that claim's moment (the start of its lease) must not be earlier than the deadline plus the
+     * settle time.
+     */
+    @Test
+    void theClaimRefusesARowWhoseLastSendCouldStillExecute() throws InterruptedException {
+        String id = HandMadeRows.insert("reconciling", 4300, "now() + interval '2 seconds'", "'infinity'");
+        Instant settled = HandMadeRows.sendNotAfter(id).plusMillis(repository.settleMs());
+        Seen seen = new Seen(UUID.fromString(id), TransferStatus.RECONCILING, 0);
+
+        Claim claim = null;
+        long giveUp = System.nanoTime() + DEADLINE.toNanos();
+        while (claim == null && System.nanoTime() < giveUp) {
+            claim = repository.claim(seen, "in-transit-test", HAND_LEASE, "test: claim by hand").await().atMost(HandMadeRows.WAIT);
+            if (claim == null) {
+                Thread.sleep(20);
+            }
+        }
+        assertNotNull(claim, "the row is claimed once its last send's deadline plus the settle time has passed");
+        Instant claimedAt = HandMadeRows.claimedAt(claim, HAND_LEASE);
+        HandMadeRows.finish(repository, claim.id(), claim.version(), claim.token());
+        assertFalse(claimedAt.isBefore(settled), "claimed at " + claimedAt + " while the last send could still execute "
+                + "or surface (until " + settled + ")");
     }
 
-    static String reference(String id) {
-        return (String) Db.query("SELECT provider_reference FROM transfers WHERE id = ?::uuid", id).get(0).get("provider_reference");
+    /**
+     * The reconciler takes a row for a lookup only once its last send can no longer execute: a lookup earlier could
+     * answer "not found" for a payment about to happen. The row is due by its schedule ({@code next_attempt_at =
+     * now()}, as an operator's resume leaves it) while its last send's deadline is two seconds away. The take is
+     * repeated here, and the sweeper takes too; whenever this test's take returns the row, PostgreSQL's clock right
+     * after it must be past the deadline plus the settle time.
+     */
+    @Test
+    void theReconcilerDoesNotTakeARowWhoseLastSendCouldStillExecute() throws InterruptedException {
+        String id = HandMadeRows.insert("reconciling", 4301, "now() + interval '2 seconds'", "now()");
+        Instant settled = HandMadeRows.sendNotAfter(id).plusMillis(repository.settleMs());
+
+        long giveUp = System.nanoTime() + DEADLINE.toNanos();
+        boolean taken = false;
+        while (!taken && System.nanoTime() < giveUp) {
+            Optional<Reconcilable> mine = repository.takeReconciling(1000, Duration.ofMillis(200), Duration.ofSeconds(1))
+                    .await().atMost(HandMadeRows.WAIT)
+                    .stream().filter(r -> r.id().toString().equals(id)).findFirst();
+            if (mine.isPresent()) {
+                Instant noLaterThan = HandMadeRows.databaseClock();
+                HandMadeRows.finish(repository, mine.get().id(), mine.get().version(), mine.get().token());
+                assertFalse(noLaterThan.isBefore(settled), "taken for a lookup by " + noLaterThan
+                        + " while the last send could still execute or surface (until " + settled + ")");
+                taken = true;
+            } else {
+                // the sweeper may take it first once it is due: its lookup finds nothing and sends it (processing)
+                taken = !"reconciling".equals(Await.dbStatus(id));
+                Thread.sleep(20);
+            }
+        }
+        assertTrue(taken, "the row is taken for a lookup once its last send's deadline plus the settle time has passed");
     }
 }

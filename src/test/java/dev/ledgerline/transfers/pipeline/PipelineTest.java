@@ -4,10 +4,11 @@ import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.TransferRepository;
-import dev.ledgerline.transfers.transfer.TransferRepository.Seen;
+import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
@@ -121,7 +122,7 @@ class PipelineTest {
         assertEquals("failed", row.get("status"));
         assertEquals(2L, row.get("version"));
         assertEquals(1, row.get("attempts"));
-        assertEquals(0, Sandbox.executions(reference(id)));
+        assertEquals(0, Sandbox.executions(Rows.reference(id)));
     }
 
     @Test
@@ -130,8 +131,8 @@ class PipelineTest {
         String id = Api.create(writer("alice"), 1400);
         Await.status(id, "sent", DEADLINE);
 
-        assertEquals(List.of("pending", "processing", "reconciling", "sent"), history(id));
-        assertTrue(reasons(id).contains("lookup: completed"), "settled by the lookup: " + reasons(id));
+        assertEquals(List.of("pending", "processing", "reconciling", "sent"), Rows.history(id));
+        assertTrue(Rows.reasons(id).contains("lookup: completed"), "settled by the lookup: " + Rows.reasons(id));
         paidAsRequested(id, 1400);
     }
 
@@ -140,14 +141,14 @@ class PipelineTest {
         Sandbox.faults(Map.of("idempotent", false, "errorBeforeExecuteRate", 1.0));
         String id = Api.create(writer("alice"), 1500);
         Await.status(id, "reconciling", DEADLINE);
-        assertEquals(0, Sandbox.executions(reference(id)));
+        assertEquals(0, Sandbox.executions(Rows.reference(id)));
 
         Sandbox.faults(Map.of("idempotent", false));
         Await.status(id, "sent", DEADLINE);
-        List<String> history = history(id);
+        List<String> history = Rows.history(id);
         assertEquals(List.of("pending", "processing", "reconciling"), history.subList(0, 3));
         assertEquals(List.of("processing", "sent"), history.subList(history.size() - 2, history.size()));
-        assertTrue(reasons(id).contains("lookup: not found, resending"), "resent after the lookup: " + reasons(id));
+        assertTrue(Rows.reasons(id).contains("lookup: not found, resending"), "resent after the lookup: " + Rows.reasons(id));
         paidAsRequested(id, 1500);
     }
 
@@ -167,7 +168,7 @@ class PipelineTest {
         Await.allTerminal(ids, Duration.ofSeconds(30));
         for (String id : ids) {
             assertEquals("sent", Await.dbStatus(id));
-            exactlyOneExecution(id);
+            Sandbox.exactlyOneExecution(id);
         }
     }
 
@@ -185,8 +186,8 @@ class PipelineTest {
                         + "destination_name, provider_reference, status, next_attempt_at, last_actor) "
                         + "VALUES (?::uuid, 'stale-view', ?, 'fp', 10, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', 'test')",
                 id, "stale-" + id, Api.IBAN, reference);
-        Db.update("UPDATE transfers SET status = 'processing', version = 1, claimed_by = 'other', last_actor = 'other' WHERE id = ?::uuid", id);
-        Db.update("UPDATE transfers SET status = 'reconciling', version = 2, claimed_by = NULL, last_actor = 'other' WHERE id = ?::uuid", id);
+        Db.update("UPDATE transfers SET status = 'processing', version = 1, feed_xid = greatest(feed_xid, pg_current_xact_id()), claimed_by = 'other', last_actor = 'other' WHERE id = ?::uuid", id);
+        Db.update("UPDATE transfers SET status = 'reconciling', version = 2, feed_xid = greatest(feed_xid, pg_current_xact_id()), claimed_by = NULL, last_actor = 'other' WHERE id = ?::uuid", id);
         UUID uuid = UUID.fromString(id);
 
         assertNull(repository.claim(new Seen(uuid, TransferStatus.PENDING, 0), "stale-worker", Duration.ofSeconds(3), "test")
@@ -231,45 +232,9 @@ class PipelineTest {
         Await.status(id, "sent", DEADLINE);
     }
 
-    static List<String> history(String id) {
-        return Db.query("SELECT to_status FROM transfer_events WHERE transfer_id = ?::uuid ORDER BY version", id)
-                .stream().map(r -> (String) r.get("to_status")).toList();
-    }
-
-    static List<String> reasons(String id) {
-        return Db.query("SELECT reason FROM transfer_events WHERE transfer_id = ?::uuid ORDER BY version", id)
-                .stream().map(r -> String.valueOf(r.get("reason"))).toList();
-    }
-
-    static String reference(String id) {
-        return (String) Db.query("SELECT provider_reference FROM transfers WHERE id = ?::uuid", id).get(0).get("provider_reference");
-    }
-
-    /**
-     * Exactly one execution at the provider, and it paid what the row holds — amount, currency, IBAN and
-     * name — under the deadline ({@code Ledgerline-Not-After}) the transfer's latest claim stored.
-     */
-    static void exactlyOneExecution(String id) {
-        String reference = reference(id);
-        assertEquals(1, Sandbox.executions(reference), "exactly one execution at the provider for " + id);
-        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name, send_not_after "
-                + "FROM transfers WHERE id = ?::uuid", id).get(0);
-        List<Map<String, Object>> executed = Sandbox.orders(reference).stream()
-                .filter(o -> "executed".equals(o.get("outcome"))).toList();
-        assertEquals(1, executed.size(), "one executed order for " + id + ": " + Sandbox.orders(reference));
-        Map<String, Object> order = executed.get(0);
-        assertEquals(row.get("amount"), ((Number) order.get("amount")).longValue(), "paid amount");
-        assertEquals(row.get("currency"), order.get("currency"), "paid currency");
-        assertEquals(row.get("destination_iban"), order.get("iban"), "paid IBAN");
-        assertEquals(row.get("destination_name"), order.get("name"), "paid beneficiary");
-        assertNotNull(order.get("notAfter"), "the send carried Ledgerline-Not-After: " + order);
-        assertEquals(((java.sql.Timestamp) row.get("send_not_after")).toInstant(), java.time.Instant.parse((String) order.get("notAfter")),
-                "the executed send carried the deadline its claim stored");
-    }
-
-    /** {@link #exactlyOneExecution}, and the row holds what the client asked for in {@link Api#body(long)}. */
+    /** {@link Sandbox#exactlyOneExecution}, and the row holds what the client asked for in {@link Api#body(long)}. */
     static void paidAsRequested(String id, long amount) {
-        exactlyOneExecution(id);
+        Sandbox.exactlyOneExecution(id);
         Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name FROM transfers "
                 + "WHERE id = ?::uuid", id).get(0);
         assertEquals(Map.of("amount", amount, "currency", "EUR", "destination_iban", Api.IBAN, "destination_name", "Ada Lovelace"),

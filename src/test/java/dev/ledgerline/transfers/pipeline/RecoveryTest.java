@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
@@ -27,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * After a provider outage, the transfers it left in {@code reconciling} do not wait out their back-off once the
- * provider answers again (README "Recovery and overload"). Here every send of the outage is fenced with a
+ * provider answers again (docs/operating.md "After a provider outage"). Here every send of the outage is fenced with a
  * two-minute back-off; once the provider is back they reach {@code sent} within 30 seconds, each executed once.
  */
 @QuarkusTest
@@ -87,11 +88,11 @@ class RecoveryTest {
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> count(ids, "status = 'sent'") == ids.size());
         for (String id : ids) {
-            assertEquals(1, Sandbox.executions(PipelineTest.reference(id)), "exactly one execution per transfer: " + id);
+            assertEquals(1, Sandbox.executions(Rows.reference(id)), "exactly one execution per transfer: " + id);
         }
         for (String id : reconciling) {
-            assertTrue(PipelineTest.reasons(id).contains("lookup: not found, resending"),
-                    "looked up before it was sent again: " + PipelineTest.reasons(id));
+            assertTrue(Rows.reasons(id).contains("lookup: not found, resending"),
+                    "looked up before it was sent again: " + Rows.reasons(id));
         }
         assertTrue(Metrics.sum("ledgerline_sweeper_hastened_total", "") >= reconciling.size(),
                 "the sweeper reports the back-offs it cut short");

@@ -57,7 +57,7 @@ class RedisOutagePipelineTest {
         assertEquals(200, Db.count("SELECT count(*) FROM transfers WHERE id = ANY(?::uuid[]) AND status = 'sent'",
                 (Object) ids.toArray(String[]::new)));
         for (String id : ids) {
-            PipelineTest.exactlyOneExecution(id);
+            Sandbox.exactlyOneExecution(id);
         }
     }
 }

@@ -24,13 +24,16 @@ import java.util.Map;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The service's own provider client against {@code provider-api.yaml}: what it puts on the wire is a
  * documented request (headers, body, the configured bearer token), and it reads every documented answer
- * the way the contract says — {@code x-ledgerline-meaning}: completed, rejected, or unknown (a failed
- * {@code Uni}, to be reconciled by lookup). An undocumented status the client treated as definitive
+ * the way the contract says — {@code x-ledgerline-meaning}: completed, rejected, rejected only if it answers
+ * the first send of a key ({@link SendResult#finalOnlyOnFirstSend()}), or unknown (a failed {@code Uni}, to be
+ * reconciled by lookup). An undocumented status the client treated as definitive
  * would be drift too. The sandbox's side of the same contract is checked by {@code SandboxConformanceTest}.
  */
 @QuarkusTest
@@ -95,7 +98,7 @@ class ProviderClientContractTest {
                     ? documented.get(Integer.toString(status)).path("x-ledgerline-meaning").asText() : "unknown";
             String body = switch (meaning) {
                 case "completed" -> "{\"status\":\"completed\"}";
-                case "rejected" -> "{\"status\":\"rejected\",\"reason\":\"account closed\"}";
+                case "rejected", "rejected-if-first-send" -> "{\"status\":\"rejected\",\"reason\":\"account closed\"}";
                 default -> status < 300 ? "{\"status\":\"completed\"}" : "{\"status\":\"rejected\"}";
             };
             String reference = "ll_" + UUID.randomUUID();
@@ -140,11 +143,49 @@ class ProviderClientContractTest {
         assertEquals(List.of("200", "404", "503"), List.copyOf(contract.responses(contract.operationById("lookupPayment")).keySet()));
     }
 
+    /** A 409 says a request under this key is still being processed: the payment may well execute. */
+    @Test
+    void a409IsAnUnknownOutcomeAndNeverARefusal() {
+        String reference = "ll_" + UUID.randomUUID();
+        RecordingProvider.current().answer(reference, 409, "{\"status\":\"rejected\",\"reason\":\"in progress\"}");
+        RuntimeException failure = assertThrows(ProviderUnknownOutcomeException.class, () -> send(reference));
+        assertFalse(failure instanceof ProviderRefusedException,
+                "a 409 counted as a refusal (no money moved), while the first request under its key may still execute: " + failure);
+    }
+
+    /** A NUL or an escape sequence from the provider must not reach the database or the client's screen. */
+    @Test
+    void aProviderReasonIsStrippedOfControlCharactersAndCutTo200Characters() {
+        String reference = "ll_" + UUID.randomUUID();
+        String raw = "account\\u0000 closed\\r\\n\\u001b[31m " + "x".repeat(500);
+        RecordingProvider.current().answer(reference, 402, "{\"status\":\"rejected\",\"reason\":\"" + raw + "\"}");
+        SendResult rejected = send(reference);
+        assertEquals(402, rejected.status(), "the provider's status is kept with the rejection");
+        String sent = rejected.reason();
+        assertCleanAndBounded(sent);
+        assertTrue(sent.startsWith("account closed [31m xxx"), sent);
+
+        RecordingProvider.current().answer(reference, 200, "{\"status\":\"rejected\",\"reason\":\"" + raw + "\"}");
+        LookupResult looked = provider.lookup(reference).await().atMost(WAIT);
+        assertEquals(LookupResult.Kind.REJECTED, looked.kind());
+        assertCleanAndBounded(looked.reason());
+    }
+
+    private static void assertCleanAndBounded(String reason) {
+        assertTrue(reason.length() <= 200, "a provider reason of " + reason.length() + " characters left the client");
+        assertTrue(reason.chars().noneMatch(Character::isISOControl), "a control character left the client: " + reason);
+    }
+
+    private SendResult send(String reference) {
+        return provider.send(new PaymentOrder(reference, 1250, "EUR", "DE89370400440532013000", "Ada Lovelace",
+                Instant.now().plusSeconds(30))).await().atMost(WAIT);
+    }
+
     private String readSend(String reference) {
         try {
             SendResult result = provider.send(new PaymentOrder(reference, 1250, "EUR", "DE89370400440532013000", "Ada Lovelace",
                     Instant.now().plusSeconds(30))).await().atMost(WAIT);
-            return result.executed() ? "completed" : "rejected";
+            return result.executed() ? "completed" : result.finalOnlyOnFirstSend() ? "rejected-if-first-send" : "rejected";
         } catch (RuntimeException unknown) {
             return "unknown";
         }

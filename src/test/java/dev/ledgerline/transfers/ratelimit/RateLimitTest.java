@@ -104,6 +104,8 @@ class RateLimitTest {
         Api.get(token, id).then().statusCode(429).header("Retry-After", matchesPattern(RETRY_AFTER))
                 .contentType("application/problem+json");
         Api.as(token).get("/v1/transfers/" + id + "/events").then().statusCode(429);
+        Api.as(token).get("/v1/me/transfers").then().statusCode(429).body("type", equalTo(ProblemType.RATE_LIMITED.uri()));
+        Api.as(token).queryParam("idempotencyKey", "reader:1").get("/v1/transfers").then().statusCode(429);
 
         // another principal is untouched by all of that
         String other = Api.writer(fresh("neighbour"));

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
- * The rules that keep the service correct on Redis Cluster (README "Deploying"), checked over the main
+ * The rules that keep the service correct on Redis Cluster (docs/operating.md "Redis Cluster"), checked over the main
  * sources so a new command or script cannot break them unnoticed: every {@code EVAL} declares exactly one
  * key and its script reads no other key, and nothing walks or clears the whole keyspace. One key per
  * operation means one hash slot per operation, so no {@code CROSSSLOT} and no hash tags needed;

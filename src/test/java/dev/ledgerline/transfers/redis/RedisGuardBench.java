@@ -32,7 +32,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The Redis guard A/B of issue 19 (BENCHMARKS.md "Redis guard A/B"): the per-call cost of today's {@link Breaker}
+ * The Redis guard A/B (bench/FT-AB.md): the per-call cost of the {@link Breaker}
  * path ({@link RedisCommands#guarded}) against SmallRye Fault Tolerance's programmatic {@link Guard} and
  * {@link TypedGuard}, and against {@code @Timeout @CircuitBreaker} on a {@code Uni} method, all with the same
  * settings (250 ms; 8 calls, 0.5, 2 s) and with FT metrics off ({@code quarkus.fault-tolerance.metrics.enabled=false}).

@@ -62,8 +62,16 @@ class AuthorizationMatrixTest {
             (spec, id) -> spec.get("/v1/transfers/" + id));
     static final Operation EVENTS = new Operation("GET /v1/transfers/{id}/events", WRITE_ONLY,
             (spec, id) -> spec.get("/v1/transfers/" + id + "/events"));
+    static final Operation CANCEL = new Operation("POST /v1/transfers/{id}/cancel", READ_ONLY,
+            (spec, id) -> spec.post("/v1/transfers/" + id + "/cancel"));
     static final Operation LIST = new Operation("GET /v1/transfers", READ_ONLY,
             (spec, id) -> spec.get("/v1/transfers?status=pending&limit=1"));
+    static final Operation FIND_BY_KEY = new Operation("GET /v1/transfers?idempotencyKey=", WRITE_ONLY,
+            (spec, id) -> spec.queryParam("idempotencyKey", "matrix:alice/1").get("/v1/transfers"));
+    static final Operation OWN_LIST = new Operation("GET /v1/me/transfers", WRITE_ONLY,
+            (spec, id) -> spec.get("/v1/me/transfers?limit=200"));
+    static final Operation FEED = new Operation("GET /v1/events", READ_ONLY,
+            (spec, id) -> spec.get("/v1/events?limit=1"));
     static final Operation DEV_TOKENS = new Operation("POST /dev/tokens (test build only)", READ_ONLY, (spec, id) -> spec
             .contentType(ContentType.JSON).body(Map.of("subject", "someone", "groups", List.of("transfers.read"))).post("/dev/tokens"));
     static final Operation SANDBOX_STATS = new Operation("GET /sandbox/provider/stats (test build only)", READ_ONLY,
@@ -90,10 +98,35 @@ class AuthorizationMatrixTest {
                 row(EVENTS, Caller.OWNER, 200),
                 row(EVENTS, Caller.READ_ALL, 200),
 
+                // the owner's cancel is ScheduleAndCancelTest's: alice's transfer stays for the reads
+                row(CANCEL, Caller.NO_TOKEN, 401),
+                row(CANCEL, Caller.WRONG_GROUP, 403),
+                row(CANCEL, Caller.OTHER_PRINCIPAL, 404),
+                row(CANCEL, Caller.READ_ALL, 403),
+
                 row(LIST, Caller.NO_TOKEN, 401),
                 row(LIST, Caller.WRONG_GROUP, 403),
                 row(LIST, Caller.OWNER, 403), // reading one's own transfers is not the operations listing
                 row(LIST, Caller.READ_ALL, 200),
+
+                // always the caller's own: another principal gets 200 and sees nothing of alice's (checked below)
+                row(FIND_BY_KEY, Caller.NO_TOKEN, 401),
+                row(FIND_BY_KEY, Caller.WRONG_GROUP, 403),
+                row(FIND_BY_KEY, Caller.OTHER_PRINCIPAL, 200),
+                row(FIND_BY_KEY, Caller.OWNER, 200),
+                row(FIND_BY_KEY, Caller.READ_ALL, 200),
+
+                row(OWN_LIST, Caller.NO_TOKEN, 401),
+                row(OWN_LIST, Caller.WRONG_GROUP, 403),
+                row(OWN_LIST, Caller.OTHER_PRINCIPAL, 200),
+                row(OWN_LIST, Caller.OWNER, 200),
+                row(OWN_LIST, Caller.READ_ALL, 200),
+
+                // for internal services only: an end user's own transfers are not the whole feed
+                row(FEED, Caller.NO_TOKEN, 401),
+                row(FEED, Caller.WRONG_GROUP, 403),
+                row(FEED, Caller.OWNER, 403),
+                row(FEED, Caller.READ_ALL, 200),
 
                 // open in the test build on purpose (and absent from prod: PackagedJarIT)
                 row(DEV_TOKENS, Caller.NO_TOKEN, 200),
@@ -112,7 +145,8 @@ class AuthorizationMatrixTest {
     @MethodSource("matrix")
     void everyOperationAnswersEveryCallerAsTheMatrixSays(Operation operation, Caller caller, int expected) {
         if (alicesTransfer == null) {
-            alicesTransfer = Api.create(Api.token(Caller.OWNER.subject, Caller.OWNER.groups), 4200);
+            alicesTransfer = Api.post(Api.token(Caller.OWNER.subject, Caller.OWNER.groups), "matrix:alice/1", Api.body(4200))
+                    .then().statusCode(201).extract().path("id");
         }
         RequestSpecification spec = switch (caller) {
             case NO_TOKEN -> given();
@@ -126,6 +160,13 @@ class AuthorizationMatrixTest {
         }
         if (expected == 401) {
             assertEquals("Bearer", response.header("WWW-Authenticate"));
+        }
+        if (operation == FIND_BY_KEY || operation == OWN_LIST) {
+            if (expected == 200) {
+                List<String> ids = response.jsonPath().getList("items.id");
+                assertEquals(caller == Caller.OWNER, ids.contains(alicesTransfer), operation + " as " + caller + ": " + ids);
+            }
+            return;
         }
         if (caller == Caller.OTHER_PRINCIPAL) {
             // indistinguishable from an id that does not exist

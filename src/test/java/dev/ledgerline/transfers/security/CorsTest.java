@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A browser app on another origin can call the API exactly as far as the allow-list says
- * (README "Browser clients and CORS"): a listed origin's preflight allows the headers the SDKs send, its
+ * (docs/http.md "Browser clients and CORS"): a listed origin's preflight allows the headers the SDKs send, its
  * answers expose the headers the retry and polling helpers read, an unlisted origin gets no allow header
  * at all, and no answer ever pairs a wildcard origin with credentials.
  *

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
+import static dev.ledgerline.transfers.support.Issuer.devKey;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,7 +40,7 @@ class TokenCacheTest {
     @Test
     void aCachedTokenIsRefusedOnceItsExpiryHasPassed() throws Exception {
         // long enough for two requests and a scrape on a loaded machine, short enough to wait out
-        String token = claims("expiring").expiresAt(Instant.now().plusSeconds(8)).sign(TokenVerificationTest.devKey());
+        String token = claims("expiring").expiresAt(Instant.now().plusSeconds(8)).sign(devKey());
         status(token, 404);
         double before = hits();
         status(token, 404);
@@ -51,9 +52,9 @@ class TokenCacheTest {
     @Test
     void aFullCacheStillRemembersANewToken() throws Exception {
         for (int i = 0; i < 12; i++) {
-            status(claims("filler-" + i).sign(TokenVerificationTest.devKey()), 404);
+            status(claims("filler-" + i).sign(devKey()), 404);
         }
-        String token = claims("after-full").sign(TokenVerificationTest.devKey());
+        String token = claims("after-full").sign(devKey());
         status(token, 404);
         double before = hits();
         status(token, 404);

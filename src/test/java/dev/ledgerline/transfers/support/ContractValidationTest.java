@@ -36,7 +36,7 @@ class ContractValidationTest {
             {"id": "%s", "status": "pending", "amount": 1250, "currency": "EUR",
              "destination": {"iban": "DE89370400440532013000", "name": "Ada Lovelace"}, "description": null,
              "providerReference": "ll_8c0f5e2b9d4a4f7e8b1c3a6d5e7f9012", "version": 0, "failureReason": null,
-             "createdAt": "2025-11-03T09:15:27.481203Z", "updatedAt": "2025-11-03T09:15:27.481203Z"%s}""";
+             "createdAt": "2025-11-03T09:15:27.481203Z", "updatedAt": "2025-11-03T09:15:27.481203Z", "executeAt": null%s}""";
     private static final String NOT_FOUND = """
             {"type": "https://ledgerline.dev/problems/not-found", "title": "Not found", "status": 404,
              "detail": "No transfer with this id is visible to you.", "instance": "/v1/transfers/x"}""";

@@ -19,24 +19,36 @@ public final class Db {
     }
 
     public static List<Map<String, Object>> query(String sql, Object... params) {
-        try (Connection c = connect(); PreparedStatement st = c.prepareStatement(sql)) {
+        try (Connection c = connect()) {
+            return query(c, sql, params);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The rows of {@code sql} on a connection of the caller's (another role, another server), column label → value. */
+    public static List<Map<String, Object>> query(Connection c, String sql, Object... params) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement(sql)) {
             for (int i = 0; i < params.length; i++) {
                 st.setObject(i + 1, params[i]);
             }
             try (ResultSet rs = st.executeQuery()) {
-                List<Map<String, Object>> rows = new ArrayList<>();
-                while (rs.next()) {
-                    Map<String, Object> row = new LinkedHashMap<>();
-                    for (int col = 1; col <= rs.getMetaData().getColumnCount(); col++) {
-                        row.put(rs.getMetaData().getColumnLabel(col), rs.getObject(col));
-                    }
-                    rows.add(row);
-                }
-                return rows;
+                return rows(rs);
             }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
         }
+    }
+
+    /** Every row of {@code rs}, column label → value. */
+    public static List<Map<String, Object>> rows(ResultSet rs) throws SQLException {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        while (rs.next()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            for (int col = 1; col <= rs.getMetaData().getColumnCount(); col++) {
+                row.put(rs.getMetaData().getColumnLabel(col), rs.getObject(col));
+            }
+            rows.add(row);
+        }
+        return rows;
     }
 
     public static long count(String sql, Object... params) {
@@ -54,7 +66,27 @@ public final class Db {
         }
     }
 
-    private static Connection connect() throws SQLException {
+    /**
+     * Runs the statements in one transaction with the triggers off ({@code session_replication_role = replica}): the
+     * rows as a database that lost commits, or an operator's hand, would leave them, without the service's rules.
+     */
+    public static void behindTheTriggers(String... statements) {
+        try (Connection c = connect()) {
+            c.setAutoCommit(false);
+            try (var st = c.createStatement()) {
+                st.execute("SET LOCAL session_replication_role = replica");
+                for (String sql : statements) {
+                    st.execute(sql);
+                }
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A connection of its own, for a test that holds a transaction open. */
+    public static Connection connect() throws SQLException {
         LocalPostgres pg = TestStack.current().postgres();
         return DriverManager.getConnection(pg.jdbcUrl(), LocalPostgres.USER, "");
     }

@@ -26,15 +26,6 @@ public final class Management {
         return "http://127.0.0.1:" + port;
     }
 
-    /** A port free on this machine right now, for a packaged service's management interface. */
-    public static int freePort() {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
-
     /** REST Assured aimed at the {@code @QuarkusTest} service's management interface. */
     public static RequestSpecification given() {
         return given(port());

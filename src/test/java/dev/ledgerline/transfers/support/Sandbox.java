@@ -2,12 +2,16 @@ package dev.ledgerline.transfers.support;
 
 import io.restassured.http.ContentType;
 
+import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** Drives the sandbox provider the way its HTTP contract allows (README "The sandbox provider"). */
+/** Drives the sandbox provider the way its HTTP contract allows (docs/provider.md "The sandbox provider"). */
 public final class Sandbox {
 
     private Sandbox() {
@@ -35,6 +39,28 @@ public final class Sandbox {
     public static List<Map<String, Object>> orders(String reference) {
         return given().queryParam("reference", reference).get("/sandbox/provider/orders").then().statusCode(200)
                 .extract().jsonPath().getList("$");
+    }
+
+    /**
+     * Exactly one execution at the provider, and it paid what the transfer's row holds — amount, currency, IBAN and
+     * name — under the deadline ({@code Ledgerline-Not-After}) the transfer's latest claim stored.
+     */
+    public static void exactlyOneExecution(String id) {
+        String reference = Rows.reference(id);
+        assertEquals(1, executions(reference), "exactly one execution at the provider for " + id);
+        Map<String, Object> row = Db.query("SELECT amount, currency, destination_iban, destination_name, send_not_after "
+                + "FROM transfers WHERE id = ?::uuid", id).get(0);
+        List<Map<String, Object>> executed = orders(reference).stream()
+                .filter(o -> "executed".equals(o.get("outcome"))).toList();
+        assertEquals(1, executed.size(), "one executed order for " + id + ": " + orders(reference));
+        Map<String, Object> order = executed.get(0);
+        assertEquals(row.get("amount"), ((Number) order.get("amount")).longValue(), "paid amount");
+        assertEquals(row.get("currency"), order.get("currency"), "paid currency");
+        assertEquals(row.get("destination_iban"), order.get("iban"), "paid IBAN");
+        assertEquals(row.get("destination_name"), order.get("name"), "paid beneficiary");
+        assertNotNull(order.get("notAfter"), "the send carried Ledgerline-Not-After: " + order);
+        assertEquals(((Timestamp) row.get("send_not_after")).toInstant(), Instant.parse((String) order.get("notAfter")),
+                "the executed send carried the deadline its claim stored");
     }
 
     public static long duplicateExecutions() {

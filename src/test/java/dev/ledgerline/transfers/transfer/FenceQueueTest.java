@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.transfer;
 
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import io.vertx.pgclient.PgException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -11,15 +12,19 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The fence batching: one batch in flight, the fences that waited meanwhile go together, two fences of one
- * transfer never share a statement, and every caller hears about its own row only.
+ * transfer never share a statement, every caller hears about its own row only, and a batch the database
+ * refused is written again one fence at a time, so one fence it cannot store fails only itself.
  */
 class FenceQueueTest {
 
@@ -45,10 +50,25 @@ class FenceQueueTest {
             written.removeAll(Set.of(stale));
             pending.remove(0).complete(written);
         }
+
+        /** The oldest open batch fails with {@code failure}. */
+        void fail(Throwable failure) {
+            pending.remove(0).fail(failure);
+        }
+
+        /** The fences of the latest batch, by id. */
+        List<UUID> last() {
+            return batches.get(batches.size() - 1).stream().map(FenceQueue.Fence::id).toList();
+        }
+    }
+
+    /** What PostgreSQL answers for a text value it cannot store: the statement, and all of its batch, rolled back. */
+    private static PgException cannotStoreNul() {
+        return new PgException("invalid byte sequence for encoding \"UTF8\": 0x00", "ERROR", "22021", null);
     }
 
     private static FenceQueue.Fence fence(UUID id, long version) {
-        return new FenceQueue.Fence(id, version, "sent", null, 0, "test", "provider completed", 0);
+        return new FenceQueue.Fence(id, version, null, "sent", null, 0, "test", "provider completed", 0);
     }
 
     @Test
@@ -95,7 +115,73 @@ class FenceQueueTest {
     }
 
     @Test
-    void aBatchIsBoundedAndAFailedOneFailsEachOfItsFencesOnly() {
+    void aBatchTheDatabaseRefusesIsRetriedOneFenceAtATimeSoAPoisonedFenceFailsOnlyItself() {
+        Statement statement = new Statement();
+        FenceQueue queue = new FenceQueue(64, statement::write);
+        UUID first = UUID.randomUUID(), a = UUID.randomUUID(), poisoned = UUID.randomUUID(), b = UUID.randomUUID(),
+                stale = UUID.randomUUID(), later = UUID.randomUUID();
+
+        queue.fence(fence(first, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerA = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerPoisoned = queue.fence(fence(poisoned, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerB = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerStale = queue.fence(fence(stale, 1)).subscribeAsCompletionStage();
+        statement.commit();
+        assertEquals(List.of(a, poisoned, b, stale), statement.last());
+
+        statement.fail(cannotStoreNul());
+        CompletableFuture<Boolean> answerLater = queue.fence(fence(later, 1)).subscribeAsCompletionStage();
+        assertEquals(List.of(a), statement.last(), "the refused batch is written again, one fence per statement");
+        assertFalse(answerA.isDone(), "nobody hears about the refused batch: it wrote nothing");
+        statement.commit();
+        assertTrue(answerA.join(), "a neighbour of the poisoned fence is written");
+
+        assertEquals(List.of(poisoned), statement.last());
+        statement.fail(cannotStoreNul());
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> answerPoisoned.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(PgException.class, failed.getCause(), "the poisoned fence fails with the database's own answer");
+
+        assertEquals(List.of(b), statement.last());
+        statement.commit();
+        assertTrue(answerB.join(), "every neighbour is written, the ones after the poisoned fence too");
+        assertEquals(List.of(stale), statement.last());
+        statement.commit(stale);
+        assertFalse(answerStale.join(), "a stale fence in the retried batch still hears false");
+
+        assertEquals(List.of(later), statement.last(), "fences asked for during the retries wait for them, then go");
+        statement.commit();
+        assertTrue(answerLater.join());
+    }
+
+    @Test
+    void whenTheDatabaseStopsAnsweringDuringTheRetriesTheRestFailWithoutAStatementEach() {
+        Statement statement = new Statement();
+        FenceQueue queue = new FenceQueue(64, statement::write);
+        queue.fence(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage();
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            answers.add(queue.fence(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage());
+        }
+        statement.commit();
+        statement.fail(cannotStoreNul());
+        statement.commit();
+        assertTrue(answers.get(0).join());
+
+        statement.fail(new IllegalStateException("connection lost"));
+        for (CompletableFuture<Boolean> answer : answers.subList(1, 4)) {
+            assertThrows(ExecutionException.class, () -> answer.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        }
+        assertEquals(4, statement.batches.size(),
+                "an answer lost says nothing about one row: no statement for each of the others, they fail at once");
+        UUID next = UUID.randomUUID();
+        CompletableFuture<Boolean> after = queue.fence(fence(next, 1)).subscribeAsCompletionStage();
+        assertEquals(List.of(next), statement.last(), "the queue goes on");
+        statement.commit();
+        assertTrue(after.join());
+    }
+
+    @Test
+    void aBatchIsBoundedAndOneThatFailedWithoutTheDatabasesAnswerFailsEachOfItsFences() {
         Statement statement = new Statement();
         FenceQueue queue = new FenceQueue(2, statement::write);
         List<CompletableFuture<Boolean>> answers = new ArrayList<>();
@@ -105,10 +191,11 @@ class FenceQueueTest {
         statement.commit();
         assertEquals(2, statement.batches.get(1).size(), "at most maxBatch fences per statement");
 
-        statement.pending.remove(0).fail(new IllegalStateException("connection lost"));
-        assertThrows(Exception.class, () -> answers.get(1).get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
-        assertThrows(Exception.class, () -> answers.get(2).get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
-        assertEquals(3, statement.batches.size(), "a failure does not stop the queue");
+        // a lost connection or a timeout: the batch may have committed, so it is not written again fence by fence
+        statement.fail(new IllegalStateException("connection lost"));
+        assertThrows(Exception.class, () -> answers.get(1).get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertThrows(Exception.class, () -> answers.get(2).get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(3, statement.batches.size(), "a failure does not stop the queue, and is not retried");
         statement.commit();
         assertTrue(answers.get(3).join());
     }

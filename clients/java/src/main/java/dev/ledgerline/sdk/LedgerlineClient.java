@@ -3,8 +3,12 @@ package dev.ledgerline.sdk;
 import dev.ledgerline.client.ApiClient;
 import dev.ledgerline.client.ApiException;
 import dev.ledgerline.client.ApiResponse;
+import dev.ledgerline.client.api.OperationsApi;
 import dev.ledgerline.client.api.TransfersApi;
+import dev.ledgerline.client.model.EventPage;
+import dev.ledgerline.client.model.FeedEvent;
 import dev.ledgerline.client.model.Transfer;
+import dev.ledgerline.client.model.TransferPage;
 import dev.ledgerline.client.model.TransferRequest;
 import dev.ledgerline.client.model.TransferStatus;
 
@@ -33,7 +37,8 @@ import java.util.function.Supplier;
  * network error, a timeout, {@code 409}, {@code 429} or {@code 503} (and {@code 502}/{@code 504} from a
  * gateway in front of the service), never after {@code 400}, {@code 401}, {@code 403}, {@code 422} or any
  * other answer; the wait before a retry is the service's {@code Retry-After} when it sent one, otherwise
- * exponential backoff with full jitter; no attempt starts once the policy's budget is spent.
+ * exponential backoff with full jitter; no attempt starts once the policy's budget is spent. The lookup by key
+ * ({@link #findByIdempotencyKey}) is retried the same way.
  */
 public final class LedgerlineClient {
 
@@ -49,13 +54,22 @@ public final class LedgerlineClient {
     }
 
     private final TransfersApi api;
+    /** The collection read of {@code GET /v1/transfers}, which the contract tags Operations; the lookup by key uses it. */
+    private final OperationsApi collection;
     private final RetryPolicy policy;
     private final Consumer<RetryEvent> onRetry;
 
-    private LedgerlineClient(TransfersApi api, RetryPolicy policy, Consumer<RetryEvent> onRetry) {
-        this.api = api;
+    private LedgerlineClient(ApiClient client, RetryPolicy policy, Consumer<RetryEvent> onRetry) {
+        this.api = new TransfersApi(client);
+        this.collection = new OperationsApi(client);
         this.policy = policy;
         this.onRetry = onRetry;
+    }
+
+    /** One attempt of a call that {@link #withRetries} repeats under one key. */
+    @FunctionalInterface
+    private interface Attempt<T> {
+        T run(int attempt) throws ApiException;
     }
 
     /** A client for {@code baseUri} that asks {@code token} for a bearer token on every attempt. */
@@ -65,7 +79,7 @@ public final class LedgerlineClient {
         client.setConnectTimeout(policy.attemptTimeout());
         client.setReadTimeout(policy.attemptTimeout());
         client.setRequestInterceptor(request -> request.header("Authorization", "Bearer " + token.get()));
-        return new LedgerlineClient(new TransfersApi(client), policy, onRetry == null ? e -> { } : onRetry);
+        return new LedgerlineClient(client, policy, onRetry == null ? e -> { } : onRetry);
     }
 
     /** A fresh key for a new intent: a random UUID. */
@@ -83,6 +97,54 @@ public final class LedgerlineClient {
      * or after {@link RetryBudgetExhausted}) to continue it rather than start another.
      */
     public Created createTransfer(TransferRequest request, String idempotencyKey) {
+        return withRetries(idempotencyKey, attempt -> {
+            ApiResponse<Transfer> response = api.createTransferWithHttpInfo(idempotencyKey, request, null);
+            Map<String, List<String>> headers = response.getHeaders();
+            return new Created(response.getData(), idempotencyKey, "true".equals(header(headers, "Idempotent-Replayed")),
+                    header(headers, "Location"), header(headers, "ETag"), attempt);
+        });
+    }
+
+    /**
+     * The transfer this client's principal created under {@code idempotencyKey}, or {@code null} when there is
+     * none ({@code GET /v1/transfers?idempotencyKey=}). For a response that was lost: after a crash, or when
+     * {@link RetryBudgetExhausted} left it open whether the intent arrived. {@code null} is no proof that the intent
+     * failed — its first request may still be in flight — so continue it with {@link #createTransfer(TransferRequest,
+     * String)} under the same key, never under a new one. Retried like a create; a refused lookup (for instance
+     * {@code 400} for a key the header would refuse, or {@code 403}) is {@link TransferRejected}.
+     */
+    public Transfer findByIdempotencyKey(String idempotencyKey) {
+        return withRetries(idempotencyKey, attempt -> {
+            TransferPage page = collection.listTransfers(idempotencyKey, null, null, null, null);
+            return page.getItems().isEmpty() ? null : page.getItems().get(0);
+        });
+    }
+
+    /** A page of the event feed, and the cursor to ask with next (persist it once the events are processed). */
+    public record EventBatch(List<FeedEvent> events, String cursor) {
+    }
+
+    /**
+     * The events after {@code cursor} ({@code null}: from the oldest the feed keeps), at most {@code limit}, held by
+     * the service up to {@code wait} (whole seconds, at most 30, below the policy's attempt timeout) while there is
+     * none ({@code GET /v1/events}, group {@code transfers.read.all}). A follower that processes each batch and asks
+     * again with its {@link EventBatch#cursor()} sees every transition once, each transfer's in version order, on
+     * any number of service instances. Retried like a create; a cursor older than the feed keeps is
+     * {@link TransferRejected} with status {@code 410}: start again without one and reconcile from the transfers.
+     */
+    public EventBatch nextEvents(String cursor, int limit, Duration wait) {
+        String prefer = wait.isZero() ? null : "wait=" + wait.toSeconds();
+        return withRetries("event-feed", attempt -> {
+            EventPage page = collection.listEvents(cursor, limit, prefer);
+            return new EventBatch(page.getEvents(), page.getNextCursor() == null ? cursor : page.getNextCursor());
+        });
+    }
+
+    /**
+     * Runs {@code call} until it answers, under the retry policy: after a network error or a retryable status it
+     * waits ({@code Retry-After}, else backoff) and tries again, unless the wait would end past the budget.
+     */
+    private <T> T withRetries(String idempotencyKey, Attempt<T> call) {
         Instant deadline = Instant.now().plus(policy.budget());
         for (int attempt = 1; ; attempt++) {
             int status = 0;
@@ -90,10 +152,7 @@ public final class LedgerlineClient {
             Optional<Duration> retryAfter = Optional.empty();
             ApiException failure;
             try {
-                ApiResponse<Transfer> response = api.createTransferWithHttpInfo(idempotencyKey, request, null);
-                Map<String, List<String>> headers = response.getHeaders();
-                return new Created(response.getData(), idempotencyKey, "true".equals(header(headers, "Idempotent-Replayed")),
-                        header(headers, "Location"), header(headers, "ETag"), attempt);
+                return call.run(attempt);
             } catch (ApiException e) {
                 failure = e;
                 if (e.getCode() == 0) {

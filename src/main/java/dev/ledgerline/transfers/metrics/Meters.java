@@ -1,0 +1,171 @@
+package dev.ledgerline.transfers.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Every meter of the service, defined once: its name, base unit, HELP text and tag keys, and for a counter an alert
+ * rule reads ({@code ops/alerts.yml}), the series that rule selects. The classes that count build their meters from
+ * here ({@link #counter}, {@link #gauge}, {@link #timer}, {@link #summary}) and add only what is particular to the
+ * kind of meter (a gauge's value, a histogram's buckets). Micrometer hands back the same meter for the same name and
+ * tags, and Prometheus takes the HELP text and the tag keys of a name from whichever registration came first, so
+ * one definition here is what keeps every registration of a name alike.
+ *
+ * <p>The exported names follow Micrometer's Prometheus naming: dots become underscores, a counter ends in
+ * {@code _total}, a base unit is appended ({@code ledgerline.clock.offset} in seconds is
+ * {@code ledgerline_clock_offset_seconds}). A meter whose {@link #help()} is {@code null} is exported with a blank
+ * HELP line. This package imports nothing of the service, so every package may use it.
+ */
+public enum Meters {
+
+    // the pipeline and its outcomes
+    FENCE_STALE("ledgerline.fence.stale",
+            "Final writes refused by the version fence: a worker paused past its lease (GC, CPU starvation)",
+            List.of(), List.of(List.of())),
+    FENCE_BATCH_SIZE("ledgerline.fence.batch.size", "fences",
+            "Fences written by one batch statement (one commit, one WAL flush)", List.of()),
+    CLAIM("ledgerline.claim", null, List.of("result")),
+    LOCK_ACQUIRE("ledgerline.lock.acquire", null, List.of("result")),
+    LOCK_RELEASE("ledgerline.lock.release", null, List.of("result")),
+    PIPELINE_PASSES("ledgerline.pipeline.passes", null, List.of("outcome")),
+    PIPELINE_IN_FLIGHT("ledgerline.pipeline.in_flight", null, List.of()),
+    PIPELINE_LATENCY("ledgerline.pipeline.latency", "From accepted to sent or failed", List.of()),
+    DISPATCH("ledgerline.dispatch", null, List.of("result")),
+    PROVIDER_SEND("ledgerline.provider.send",
+            "Sends to the payment provider by outcome; unknown is a timeout, 5xx or broken connection, resolved by lookup; "
+                    + "refused an unexplained 4xx",
+            List.of("outcome"), List.of(List.of("unknown"), List.of("refused"), List.of("completed"), List.of("rejected"))),
+    PROVIDER_SEND_LATENCY("ledgerline.provider.send.latency", null, List.of()),
+    RECONCILIATIONS("ledgerline.reconciliations",
+            "Reconciler lookups at the provider by result; lookup_error means the provider's lookup failed too, parked that "
+                    + "a transfer waits for an operator",
+            List.of("result"), List.of(List.of("lookup_error"), List.of("parked"))),
+    SWEEPER_LEASES_EXPIRED("ledgerline.sweeper.leases_expired", null, List.of()),
+    SWEEPER_EPOCHS_ADOPTED("ledgerline.sweeper.epochs_adopted",
+            "Database servers this instance adopted after a restart, failover or restore", List.of()),
+    SWEEPER_HASTENED("ledgerline.sweeper.hastened",
+            "Reconciling transfers whose back-off was cut short because the provider recovered", List.of()),
+    TRANSFERS_FINISHED("ledgerline.transfers.finished", null, List.of("status")),
+
+    // what the database holds
+    TRANSFERS_OPEN("ledgerline.transfers.open",
+            "Transfers not yet sent or failed, parked ones aside (ledgerline_transfers_parked)", List.of("status")),
+    TRANSFERS_OLDEST_OPEN_AGE("ledgerline.transfers.oldest.open.age", "seconds",
+            "Age of the oldest transfer not yet sent or failed, parked ones aside", List.of()),
+    TRANSFERS_PARKED("ledgerline.transfers.parked",
+            "Transfers parked in reconciling: the reconciler stopped trying, an operator must check and resume them", List.of()),
+
+    // admission and the duplicate decision
+    TRANSFERS_REQUESTS("ledgerline.transfers.requests",
+            "POST /v1/transfers answers by outcome; conflict means a retry arrived while the first request was in flight",
+            List.of("outcome"), List.of(List.of("conflict"), List.of("created"))),
+    OVERLOAD_PENDING("ledgerline.overload.pending",
+            "Pending transfers across instances as last counted (stops at ledgerline.overload.max-pending + 1)", List.of()),
+    OVERLOAD_REFUSING("ledgerline.overload.refusing",
+            "1 while new transfers are refused because the pending backlog is beyond its bound", List.of()),
+    RATE_LIMIT("ledgerline.rate.limit", null, List.of("kind", "store", "result")),
+    IDEMPOTENCY("ledgerline.idempotency",
+            "Idempotency decisions by path (fast: Redis, db: PostgreSQL) and result; redis_unavailable means the service "
+                    + "runs on PostgreSQL alone",
+            List.of("path", "result"), List.of(List.of("db", "redis_unavailable"))),
+    AUTH_TOKEN_CACHE("ledgerline.auth.token.cache",
+            "Bearer tokens answered from the verified-token cache (hit) or verified in full (miss)", List.of("result")),
+
+    // the peers: Redis and the clocks
+    REDIS_COMMANDS("ledgerline.redis.commands",
+            "Redis commands by result; late: timed out while Redis kept answering others (this process was busy), "
+                    + "not counted against Redis; breaker_open: refused without sending",
+            List.of("result")),
+    REDIS_BREAKER_OPEN("ledgerline.redis.breaker.open",
+            "1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks", List.of()),
+    CLOCK_OFFSET("ledgerline.clock.offset", "seconds",
+            "The peer's clock minus this instance's, as last measured (negative: behind)", List.of("peer")),
+    CLOCK_SENDS_HELD("ledgerline.clock.sends_held",
+            "1 while no new send is claimed because a clock offset exceeds ledgerline.pipeline.clock-skew-bound", List.of());
+
+    private final String meterName;
+    private final String baseUnit;
+    private final String help;
+    private final List<String> tagKeys;
+    private final List<List<String>> alerted;
+
+    Meters(String meterName, String help, List<String> tagKeys) {
+        this(meterName, null, help, tagKeys, List.of());
+    }
+
+    Meters(String meterName, String help, List<String> tagKeys, List<List<String>> alerted) {
+        this(meterName, null, help, tagKeys, alerted);
+    }
+
+    Meters(String meterName, String baseUnit, String help, List<String> tagKeys) {
+        this(meterName, baseUnit, help, tagKeys, List.of());
+    }
+
+    Meters(String meterName, String baseUnit, String help, List<String> tagKeys, List<List<String>> alerted) {
+        this.meterName = meterName;
+        this.baseUnit = baseUnit;
+        this.help = help;
+        this.tagKeys = tagKeys;
+        this.alerted = alerted;
+    }
+
+    /** The Micrometer name, e.g. {@code ledgerline.fence.stale}. */
+    public String meterName() {
+        return meterName;
+    }
+
+    /** The HELP text, or {@code null} for a meter exported without one. */
+    public String help() {
+        return help;
+    }
+
+    /** The tag keys, in the order {@link #counter} and the other builders take their values. */
+    public List<String> tagKeys() {
+        return tagKeys;
+    }
+
+    /**
+     * The series an alert rule reads, as tag values in {@link #tagKeys()} order (an empty list: the meter without
+     * tags); registered at start-up so that they exist, with their HELP text, before they first count.
+     */
+    public List<List<String>> alerted() {
+        return alerted;
+    }
+
+    /** A counter of this meter with the given tag values, one for each of {@link #tagKeys()}. */
+    public Counter.Builder counter(String... tagValues) {
+        return Counter.builder(meterName).description(help).baseUnit(baseUnit).tags(tags(tagValues));
+    }
+
+    /** A gauge of this meter reading {@code value} off {@code state}, with the given tag values. */
+    public <T> Gauge.Builder<T> gauge(T state, ToDoubleFunction<T> value, String... tagValues) {
+        return Gauge.builder(meterName, state, value).description(help).baseUnit(baseUnit).tags(tags(tagValues));
+    }
+
+    /** A timer of this meter with the given tag values. */
+    public Timer.Builder timer(String... tagValues) {
+        return Timer.builder(meterName).description(help).tags(tags(tagValues));
+    }
+
+    /** A distribution summary of this meter with the given tag values. */
+    public DistributionSummary.Builder summary(String... tagValues) {
+        return DistributionSummary.builder(meterName).description(help).baseUnit(baseUnit).tags(tags(tagValues));
+    }
+
+    private Tags tags(String... values) {
+        if (values.length != tagKeys.size()) {
+            throw new IllegalArgumentException(meterName + " takes the tags " + tagKeys + ", got " + values.length + " values");
+        }
+        Tags tags = Tags.empty();
+        for (int i = 0; i < values.length; i++) {
+            tags = tags.and(tagKeys.get(i), values[i]);
+        }
+        return tags;
+    }
+}

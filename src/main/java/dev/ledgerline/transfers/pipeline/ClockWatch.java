@@ -1,0 +1,150 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.provider.PaymentProvider;
+import dev.ledgerline.transfers.provider.ProviderClock;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Watches the clocks a send's deadline depends on. PostgreSQL's clock fixes the deadline ({@code send_not_after},
+ * its {@code now()} at the claim plus the send window) and the provider's clock enforces it; the pipeline waits
+ * out the deadline plus the settle time, which includes {@code ledgerline.pipeline.clock-skew-bound}, before it
+ * looks a send up or sends again. A provider whose clock runs behind by more than that bound would still execute a
+ * send the pipeline already treats as unable to execute, so while a measured offset exceeds the bound no new send
+ * is claimed ({@link #holdingSends()}); sends resume by themselves once the clocks agree again.
+ *
+ * <p>Measured against this JVM's clock: PostgreSQL every {@code clock-check-every} by {@code clock_timestamp()} in a
+ * round trip (offset to the round trip's midpoint, uncertain by half the round trip), the provider by
+ * {@link ProviderClock} on every answer (its {@code Date}, whole seconds, so uncertain by half a second plus half
+ * the round trip), refreshed by a probe lookup when no answer came for a while or sends are held. Sends go on only
+ * while each offset is <em>known</em> to be within the bound: the uncertainty is added to the offset, never
+ * subtracted, so the bound must exceed the {@code Date} header's half second ({@code StartupChecks}). Exported as {@code ledgerline_clock_offset_seconds{peer}} and
+ * {@code ledgerline_clock_sends_held}.
+ */
+@Startup(StartupOrder.BEFORE_SCHEDULER)
+@ApplicationScoped
+public class ClockWatch {
+
+    private static final Logger LOG = Logger.getLogger(ClockWatch.class);
+
+    private final TransferRepository transfers;
+    private final ProviderClock providerClock;
+    private final PaymentProvider provider;
+    /** A provider reading older than this is refreshed by a lookup of {@link #PROBE_REFERENCE}. */
+    private final Duration providerReadingMaxAge;
+    private final long boundMs;
+    private volatile double postgresOffsetMs;
+    private volatile double postgresUncertaintyMs;
+    /** The reason last logged, so a change is logged once. */
+    private volatile String loggedReason;
+
+    /** A reference no transfer has (ours all start {@code ll_} and 32 hex digits): its lookup answers 404, with a Date. */
+    static final String PROBE_REFERENCE = "ll_clock-probe";
+
+    public ClockWatch(TransferRepository transfers, ProviderClock providerClock, PaymentProvider provider,
+                      LedgerlineConfig config, MeterRegistry metrics) {
+        this.transfers = transfers;
+        this.providerClock = providerClock;
+        this.provider = provider;
+        this.providerReadingMaxAge = Duration.ofSeconds(30);
+        this.boundMs = config.pipeline().clockSkewBound().toMillis();
+        Meters.CLOCK_OFFSET.gauge(this, w -> w.postgresOffsetMs / 1000.0, "postgres").register(metrics);
+        Meters.CLOCK_OFFSET.gauge(this, w -> w.providerClock.last().map(r -> r.offsetMillis() / 1000.0).orElse(0.0), "provider")
+                .register(metrics);
+        Meters.CLOCK_SENDS_HELD.gauge(this, w -> w.holdingSends() ? 1 : 0).register(metrics);
+    }
+
+    /**
+     * Whether new sends are held back because the clocks disagree by more than the bound. Judged from the latest
+     * readings at every call, not at the next check: the provider's offset is read off every answer (lookups
+     * included, before their result reaches the reconciler), so a resend is held as soon as any answer showed the
+     * provider's clock off.
+     */
+    public boolean holdingSends() {
+        return holdReason() != null;
+    }
+
+    /** Why sends are held, or {@code null} when they are not. */
+    public String holdReason() {
+        String reason = null;
+        // PostgreSQL against this JVM: the JVM's clock is not part of the deadline, only the reference both offsets are
+        // measured against (and DeadlineFilter's), so only an offset certainly beyond the bound holds sends
+        if (Math.abs(postgresOffsetMs) - postgresUncertaintyMs > boundMs) {
+            reason = "PostgreSQL's clock is " + describe(postgresOffsetMs) + " this instance's";
+        }
+        var reading = providerClock.last();
+        if (reason == null && reading.isPresent()) {
+            // the deadline is PostgreSQL's time and the provider enforces it by its own: sends go on only while this
+            // skew is known to be within the bound, so the uncertainty counts against it
+            double providerVsPostgres = reading.get().offsetMillis() - postgresOffsetMs;
+            if (Math.abs(providerVsPostgres) + reading.get().uncertaintyMillis() + postgresUncertaintyMs > boundMs) {
+                reason = "the provider's clock is " + describe(providerVsPostgres) + " PostgreSQL's";
+            }
+        }
+        return reason == null ? null
+                : reason + ", beyond ledgerline.pipeline.clock-skew-bound (" + boundMs + " ms): no new send is claimed";
+    }
+
+    @Scheduled(every = "${ledgerline.pipeline.clock-check-every}", delayed = "1s",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-clock-watch")
+    Uni<Void> check() {
+        return refreshProviderReading().chain(this::checkPostgres).invoke(this::logChange);
+    }
+
+    /**
+     * The provider's offset is read off its answers' {@code Date}; with no traffic (or while sends are held, when only
+     * lookups reach it) the latest reading ages, so a lookup of a reference nobody has refreshes it. Its answer and
+     * failure do not matter, only its {@code Date}.
+     */
+    private Uni<Void> refreshProviderReading() {
+        boolean fresh = providerClock.lastSampleAt()
+                .map(at -> at.plus(providerReadingMaxAge).isAfter(Instant.now())).orElse(false);
+        if (fresh && !holdingSends()) {
+            return Uni.createFrom().voidItem();
+        }
+        return provider.lookup(PROBE_REFERENCE).replaceWithVoid()
+                .onFailure().invoke(e -> LOG.debugf("step=clock the provider's clock probe failed: %s", e.toString()))
+                .onFailure().recoverWithNull();
+    }
+
+    private Uni<Void> checkPostgres() {
+        long sentAt = System.currentTimeMillis();
+        long started = System.nanoTime();
+        return transfers.databaseClock()
+                .invoke(pgNow -> {
+                    double halfRoundTripMs = (System.nanoTime() - started) / 2e6;
+                    postgresOffsetMs = pgNow.toEpochMilli() - (sentAt + halfRoundTripMs);
+                    postgresUncertaintyMs = halfRoundTripMs;
+                })
+                .onFailure().invoke(e -> LOG.debugf("step=clock could not read PostgreSQL's clock, keeping the last offset: %s", e.toString()))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+
+    /** Says so in the log when sends start or stop being held. */
+    private void logChange() {
+        String reason = holdReason();
+        String before = loggedReason;
+        loggedReason = reason;
+        if (reason != null && before == null) {
+            LOG.errorf("step=clock %s", reason);
+        } else if (reason == null && before != null) {
+            LOG.infof("step=clock the clocks agree again within %d ms: sends resume", boundMs);
+        }
+    }
+
+    private static String describe(double offsetMs) {
+        return Math.round(Math.abs(offsetMs)) + " ms " + (offsetMs < 0 ? "behind" : "ahead of");
+    }
+}

@@ -1,0 +1,355 @@
+package dev.ledgerline.transfers.transfer;
+
+/**
+ * The SQL text of {@link TransferRepository}, one constant per statement. Every state change is one conditional
+ * UPDATE that appends its event row in the same statement ({@link #recorded}), so history and state cannot disagree;
+ * the {@code transfers_guard} trigger refuses changes after a terminal status and any version step other than one
+ * (migration V5), {@code transfers_payment_fixed} any change of what a transfer pays, to whom and under which keys,
+ * and {@code transfer_events} is append-only (V6). No statement here SETs a column of the payment: the database
+ * would refuse it. Every transition SETs {@code feed_xid = greatest(feed_xid, pg_current_xact_id())} and its event
+ * copies the value: the order of the event feed (V10, which refuses a transition without it).
+ */
+final class TransferSql {
+
+    private TransferSql() {
+    }
+
+    static final String COLUMNS = """
+            id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,
+            provider_reference, status, version, failure_reason, created_at, updated_at, execute_at""";
+
+    /** What a write returns besides its result, for the event row {@link #recorded} appends. */
+    static final String EVENT_COLUMNS = "previous_status, last_actor, last_reason, feed_xid";
+
+    /**
+     * One write of {@code transfers} and its {@code transfer_events} row, in one statement: {@code write} ends
+     * with a RETURNING of {@code id}, {@code version}, {@code status} and {@link #EVENT_COLUMNS}, and the event
+     * is made of exactly those values of the row just written ({@code previous_status} holds the status the
+     * write replaced). No row written, no event. The statement answers {@code result}, read from the written row.
+     */
+    static String recorded(String write, String result) {
+        return "WITH w AS (\n" + write + "),\n"
+                + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)\n"
+                + "      SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w)\n"
+                + "SELECT " + result + " FROM w";
+    }
+
+    /**
+     * Insert unless (user_id, idempotency_key) exists; a conflict returns no row and the caller reads the original.
+     * A scheduled transfer ({@code $13}, its {@code execute_at}) is first due for the sweeper at that instant; one sent
+     * at once after the pending grace ({@code $11} ms), the time its accepting instance has to process it first.
+     */
+    static final String INSERT = recorded("""
+            INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                   destination_iban, destination_name, description, provider_reference,
+                                   next_attempt_at, last_actor, last_reason, execute_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                    coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz)
+            ON CONFLICT (user_id, idempotency_key) DO NOTHING
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+
+    static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
+
+    static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
+
+    /**
+     * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
+     * same pending or reconciling status at the same version — and taking it bumps the version (the
+     * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a
+     * pending row could then claim it after another worker's send timed out and moved it to reconciling,
+     * and send again without the lookup (found by the model check, src/model/transfer.pml).
+     *
+     * <p>The claim also fixes the deadline its send will carry ({@code send_not_after}, {@code $7} ms from
+     * now) and refuses to take a row whose previous send could still execute: that send's deadline plus
+     * {@code $8} ms (clock margin and the provider's lookup lag) must have passed. A send held in transit
+     * past its timeout can thus never overlap a resend (docs/safety.md "Sends that outlive their caller").
+     *
+     * <p>Three more guards, for a database that may forget commits it acknowledged: the claim writes a fresh
+     * {@code claim_token}, and only a fence carrying it lands (a lost claim reissues the version, never the token);
+     * no claim is taken while the server answering is not one the pipeline adopted ({@link #ADOPT_EPOCH}); and no
+     * send leaves once the first send of the reference is older than the provider's key window less its margin
+     * ({@code $9} ms), after which the provider would take a resend for a new payment.
+     *
+     * <p>A scheduled transfer is not claimed before its {@code execute_at}, by PostgreSQL's clock, whoever asks: the
+     * dispatch right after its accept, the sweeper, or a resend after a lookup. A cancelled row never matches (its
+     * status is neither pending nor reconciling), so a cancel that won never leads to a send.
+     */
+    static final String CLAIM = recorded("""
+            UPDATE transfers
+               SET previous_status = status, status = 'processing', version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()), claimed_by = $2,
+                   claim_token = gen_random_uuid(),
+                   lease_expires_at = now() + $3::bigint * interval '1 millisecond',
+                   send_not_after = now() + $7::bigint * interval '1 millisecond',
+                   first_sent_at = coalesce(first_sent_at, now()),
+                   attempts = attempts + 1, sends = sends + 1,
+                   updated_at = now(), last_actor = $2, last_reason = $4
+             WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
+               AND (send_not_after IS NULL OR send_not_after + $8::bigint * interval '1 millisecond' <= now())
+               AND (first_sent_at IS NULL OR first_sent_at + $9::bigint * interval '1 millisecond' > now())
+               AND (execute_at IS NULL OR execute_at <= now())
+               AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
+            RETURNING id, version, status, provider_reference, amount, currency, destination_iban, destination_name,
+                      created_at, lease_expires_at, send_not_after, claim_token, sends,\s""" + EVENT_COLUMNS,
+            "version, provider_reference, amount, currency, destination_iban, destination_name, created_at, "
+                    + "lease_expires_at, send_not_after, claim_token, sends, previous_status");
+
+    /**
+     * The fence, for a batch of transfers ({@link FenceQueue}): each final write applies only if its writer still
+     * holds the version it claimed ({@code $1}/{@code $2} element by element; the other arrays carry each fence's
+     * status, failure reason, delay of the next attempt in ms, actor, reason, and 1 if the send was refused). The
+     * next attempt (for {@code reconciling}) comes no earlier than the last send's deadline plus {@code $9} ms.
+     * A fence lands only where the row still carries the {@code claim_token} its writer's claim (or take) wrote
+     * ({@code $10}): the version alone would match again after a lost claim reissued it. The rows are locked in
+     * id order first, so two instances' batches that share rows wait for each other instead of deadlocking.
+     * Answers the id and new version of each row written.
+     */
+    static final String FENCE = recorded("""
+            WITH locked AS MATERIALIZED (
+                SELECT id FROM transfers WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)
+            UPDATE transfers t
+               SET previous_status = t.status, status = f.status, version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), failure_reason = f.failure_reason,
+                   claimed_by = NULL, claim_token = NULL, lease_expires_at = NULL,
+                   next_attempt_at = greatest(now() + f.next_attempt_in * interval '1 millisecond',
+                                              coalesce(t.send_not_after, now()) + $9::bigint * interval '1 millisecond'),
+                   refused_sends = t.refused_sends + f.refused,
+                   updated_at = now(), last_actor = f.actor, last_reason = f.reason
+              FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[],
+                          $10::uuid[])
+                   AS f (id, version, status, failure_reason, next_attempt_in, actor, reason, refused, claim_token)
+             WHERE t.id = f.id AND t.version = f.version AND t.claim_token = f.claim_token
+               AND t.id IN (SELECT id FROM locked)
+            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid""", "id, version");
+
+    /**
+     * The most fences one statement carries. Batches only grow while the previous one is in flight, so this
+     * bounds the statement's size and row locks, not the latency of a fence.
+     */
+    static final int MAX_FENCE_BATCH = 64;
+
+    /**
+     * Processing rows whose lease ran out: their outcome is unknown, so they go to reconciliation — looked up
+     * no earlier than their send's deadline plus {@code $3} ms.
+     */
+    static final String EXPIRE_LEASES = recorded("""
+            UPDATE transfers t
+               SET previous_status = t.status, status = 'reconciling', version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), claimed_by = NULL,
+                   claim_token = NULL, lease_expires_at = NULL,
+                   next_attempt_at = greatest(now(), coalesce(t.send_not_after, now()) + $3::bigint * interval '1 millisecond'),
+                   updated_at = now(), last_actor = $1, last_reason = 'lease expired'
+              FROM (SELECT id FROM transfers
+                     WHERE status = 'processing' AND lease_expires_at < now()
+                     ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+             WHERE t.id = due.id AND t.status = 'processing' AND t.lease_expires_at < now()
+            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid""", "id, version");
+
+    /**
+     * Pending rows no instance picked up: pushes their next attempt out so other sweepers skip them meanwhile.
+     * The batch is a MATERIALIZED CTE: as a plain sub-select joined to the UPDATE, PostgreSQL may run it more
+     * than once and return more rows than its LIMIT (seen: 9 rows for LIMIT 6), and the sweeper sizes each
+     * batch to the in-flight slots it reserved.
+     */
+    static final String TAKE_PENDING = """
+            WITH due AS MATERIALIZED (
+                SELECT id FROM transfers
+                 WHERE status = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+            UPDATE transfers t SET next_attempt_at = now() + $2::bigint * interval '1 millisecond'
+              FROM due
+             WHERE t.id = due.id AND t.status = 'pending'
+            RETURNING t.id, t.version""";
+
+    /**
+     * Reconciling rows that are due: takes them with an exponential back-off, which stands if the lookup fails.
+     * A row whose last send could still execute (its deadline plus {@code $4} ms not yet passed) is not due:
+     * a lookup now could say "not found" for a payment that is about to happen. The take writes a fresh
+     * {@code claim_token}: the settle or park that follows its lookup lands only while the row still carries it.
+     */
+    static final String TAKE_RECONCILING = """
+            UPDATE transfers t
+               SET next_attempt_at = now() + least($3::bigint, $2::bigint * power(2, least(t.attempts, 16))) * interval '1 millisecond',
+                   attempts = t.attempts + 1, claim_token = gen_random_uuid()
+              FROM (SELECT id FROM transfers
+                     WHERE status = 'reconciling' AND next_attempt_at <= now()
+                       AND (send_not_after IS NULL OR send_not_after + $4::bigint * interval '1 millisecond' <= now())
+                     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+             WHERE t.id = due.id AND t.status = 'reconciling'
+            RETURNING t.id, t.version, t.provider_reference, t.created_at, t.refused_sends, t.claim_token, t.first_sent_at,
+                      t.sends, t.last_reason""";
+
+    /**
+     * After the provider recovered: reconciling rows still waiting out a back-off (the lookups that failed during
+     * the outage doubled it) become due again — but never before their last send's deadline plus {@code $2} ms,
+     * the same bound {@link #TAKE_RECONCILING} checks. Scheduling only: no version, no status, no event; a parked
+     * row ({@code 'infinity'}) stays parked. A bounded batch, {@code SKIP LOCKED}, so instances doing it at once
+     * neither wait for nor undo each other.
+     */
+    static final String HASTEN_RECONCILING = """
+            WITH backed_off AS MATERIALIZED (
+                SELECT id FROM transfers
+                 WHERE status = 'reconciling' AND next_attempt_at > now() AND next_attempt_at < 'infinity'
+                   AND next_attempt_at > coalesce(send_not_after, now()) + $2::bigint * interval '1 millisecond'
+                 ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+            UPDATE transfers t
+               SET next_attempt_at = greatest(now(), coalesce(t.send_not_after, now()) + $2::bigint * interval '1 millisecond')
+              FROM backed_off
+             WHERE t.id = backed_off.id AND t.status = 'reconciling'
+               AND t.next_attempt_at > greatest(now(), coalesce(t.send_not_after, now()) + $2::bigint * interval '1 millisecond')
+            RETURNING t.id""";
+
+    /**
+     * Parks a reconciling transfer whose sends the provider refused and never knew,
+     * {@code ledgerline.pipeline.max-refused-sends} times over: a new version (so the history says why) and no further attempt until an operator resumes it.
+     */
+    static final String PARK = recorded("""
+            UPDATE transfers
+               SET previous_status = status, version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()), next_attempt_at = 'infinity', claim_token = NULL,
+                   updated_at = now(), last_actor = $3, last_reason = $4
+             WHERE id = $1 AND version = $2 AND status = 'reconciling' AND claim_token = $5
+            RETURNING id, version, status,\s""" + EVENT_COLUMNS, "version");
+
+    /**
+     * Adopts the database server that answers, if the pipeline has not yet: PostgreSQL restarted or crashed, a
+     * replica was promoted, or a backup was restored, and any of them may have forgotten claims whose sends are
+     * still in flight, fences, or whole transfers. In one statement: the server is recorded, and every open
+     * transfer that could be claimed ({@code pending} or {@code reconciling}, not parked) moves to
+     * {@code reconciling} with its send deadline pushed to at least one full send window from now ({@code $2} ms)
+     * and its next attempt after that plus the settle time ({@code $3} ms). Until the statement commits, no claim
+     * is taken ({@link #CLAIM} checks {@code database_epochs}); after it, no row is claimed before a send a lost
+     * claim let out can no longer execute, and each is looked up at the provider before any resend. Processing
+     * rows keep their lease, and lease expiry sends them the same way. Instances that run it at once serialise on
+     * the epoch's primary key, and only the first one moves rows. A pending transfer scheduled for later than now
+     * plus the settle time (which holds the clock-skew bound) stays pending: no claim can have taken it on any server
+     * ({@link #CLAIM} waits for {@code execute_at}), so nothing of it is in flight, and it stays cancellable. Answers
+     * the rows moved, or -1 when the server had been adopted already.
+     */
+    static final String ADOPT_EPOCH = """
+            WITH epoch AS (
+                INSERT INTO database_epochs (started_at)
+                SELECT pg_postmaster_start_time()
+                 WHERE NOT EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
+                ON CONFLICT DO NOTHING
+                RETURNING started_at),
+            w AS (
+                UPDATE transfers t
+                   SET previous_status = t.status, status = 'reconciling', version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), claimed_by = NULL,
+                       claim_token = NULL,
+                       -- a lost first claim took first_sent_at with it: the key window counts from the creation at the latest
+                       first_sent_at = coalesce(t.first_sent_at, t.created_at),
+                       send_not_after = greatest(coalesce(t.send_not_after, now()), now() + $2::bigint * interval '1 millisecond'),
+                       next_attempt_at = greatest(coalesce(t.send_not_after, now()), now() + $2::bigint * interval '1 millisecond')
+                                         + $3::bigint * interval '1 millisecond',
+                       updated_at = now(), last_actor = $1, last_reason = 'database server changed: look up before any send'
+                 WHERE t.status IN ('pending', 'reconciling') AND t.next_attempt_at < 'infinity'
+                   AND NOT (t.status = 'pending' AND t.execute_at IS NOT NULL
+                            AND t.execute_at > now() + $3::bigint * interval '1 millisecond')
+                   AND EXISTS (SELECT 1 FROM epoch)
+                RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid),
+            e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)
+                  SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w)
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM epoch) THEN (SELECT count(*) FROM w) ELSE -1 END AS moved""";
+
+    /**
+     * Re-creates a transfer whose row the database lost, from the idempotency record that names it: the same id,
+     * the same (derived) provider reference, in {@code reconciling}, so its first step is a provider lookup, no
+     * earlier than one full send window ({@code $11} ms) plus the settle time ({@code $12} ms) from now, in case its
+     * last send is still in flight. {@code $13}: when its first send may have left, for the provider's key window.
+     * A conflict (the row, or another under the key, exists) inserts nothing. {@code $15}: its {@code execute_at}, which
+     * the request carries: a resend after the lookup is still not claimed before it.
+     */
+    static final String INSERT_RECOVERED = recorded("""
+            INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                   destination_iban, destination_name, description, provider_reference,
+                                   status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason, execute_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'reconciling',
+                    now() + $11::bigint * interval '1 millisecond',
+                    now() + ($11::bigint + $12::bigint) * interval '1 millisecond', $13, $14,
+                    'row lost by the database, re-created from its idempotency record: look up before any send', $15)
+            ON CONFLICT DO NOTHING
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+
+    /**
+     * A final transfer the database lost, written back as the idempotency record kept it: the provider already did what
+     * the record says, so the row is restored in that state, with that version, and nothing is sent or looked up. The
+     * event says where the row came from. {@code null} when a row exists after all.
+     */
+    static final String INSERT_RESTORED = recorded("""
+            INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                   destination_iban, destination_name, description, provider_reference,
+                                   status, version, failure_reason, created_at, updated_at, last_actor, last_reason, execute_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                    'row lost by the database, restored in its final state from its idempotency record', $17)
+            ON CONFLICT DO NOTHING
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+
+    /**
+     * The owner's cancel: the row moves to {@code cancelled} only while it is still exactly the pending version the
+     * caller read ({@code $2}), the same discipline as {@link #CLAIM}; whichever of the two commits first wins, and
+     * the other matches no row. Not while the server answering is one the pipeline has not adopted: a pending row
+     * there may be a claim the database forgot, whose send is in flight ({@link #ADOPT_EPOCH} sends it to a lookup).
+     * {@code $3}/{@code $4}: the event's actor and reason.
+     */
+    static final String CANCEL = recorded("""
+            UPDATE transfers
+               SET previous_status = status, status = 'cancelled', version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()),
+                   updated_at = now(), last_actor = $3, last_reason = $4
+             WHERE id = $1 AND version = $2 AND status = 'pending'
+               AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+
+    /** Keyset page of the operations listing, oldest change first; {@code $1} status (or null), {@code $2} min age. */
+    static final String LIST = """
+            SELECT\s""" + COLUMNS + """
+
+              FROM transfers
+             WHERE ($1::text IS NULL OR status = $1::text)
+               AND updated_at < now() - $2::bigint * interval '1 millisecond'
+               AND (updated_at, id) > ($3::timestamptz, $4::uuid)
+             ORDER BY updated_at, id
+             LIMIT $5""";
+
+    /**
+     * Keyset page of one principal's own transfers, newest first; {@code $2} status (or null), {@code $3, $4} the
+     * cursor ({@code created_at}, {@code id}) of the previous page's last row. {@code transfers_by_owner} (V9) answers
+     * it in order from the cursor on, whatever the principal's number of transfers; a status filter reads the
+     * principal's rows past it until the page is full.
+     */
+    static final String LIST_OWN = """
+            SELECT\s""" + COLUMNS + """
+
+              FROM transfers
+             WHERE user_id = $1
+               AND ($2::text IS NULL OR status = $2::text)
+               AND (created_at, id) < ($3::timestamptz, $4::uuid)
+             ORDER BY created_at DESC, id DESC
+             LIMIT $5""";
+
+    /** The database server's clock, for {@code ClockWatch}: the deadlines the claim fixes are in its time. */
+    static final String DATABASE_CLOCK = "SELECT clock_timestamp() AS now";
+
+    /**
+     * Pending rows across instances that are due (a scheduled transfer before its time is not backlog), counted up to
+     * {@code $1} only, so the count costs the same however deep the backlog.
+     */
+    static final String COUNT_PENDING = """
+            SELECT count(*) AS n FROM (SELECT 1 FROM transfers
+                                        WHERE status = 'pending' AND (execute_at IS NULL OR execute_at <= now()) LIMIT $1) p""";
+
+    /**
+     * Open transfers by status: how many the pipeline still works on and the age of the oldest of them (from its
+     * creation, or from its execute_at for a scheduled one), and how many are parked ({@link #PARK}), which wait for
+     * an operator and are counted apart. A scheduled transfer whose time has not come waits by design and is counted
+     * in neither. Only non-terminal rows, which the partial indexes cover.
+     */
+    static final String OPEN = """
+            SELECT status, count(*) FILTER (WHERE NOT parked AND NOT scheduled) AS n, count(*) FILTER (WHERE parked) AS parked,
+                   coalesce(extract(epoch FROM now() - min(due_since) FILTER (WHERE NOT parked AND NOT scheduled)), 0) AS oldest
+              FROM (SELECT status, greatest(created_at, execute_at) AS due_since,
+                           status = 'reconciling' AND next_attempt_at = 'infinity' AS parked,
+                           status = 'pending' AND coalesce(execute_at > now(), false) AS scheduled
+                      FROM transfers WHERE status IN ('pending', 'processing', 'reconciling')) open
+             GROUP BY status""";
+
+    static final String EVENTS = """
+            SELECT version, from_status, to_status, actor, reason, at
+              FROM transfer_events WHERE transfer_id = $1 ORDER BY version""";
+}

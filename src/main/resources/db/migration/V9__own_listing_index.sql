@@ -1,0 +1,13 @@
+-- GET /v1/me/transfers: one principal's transfers, newest first, keyset-paged by (created_at, id)
+-- (TransferSql.LIST_OWN; OwnListingPlanTest checks that it is an index scan in this order). None of these columns
+-- ever changes (V6), but no update of transfers is HOT, so each row version adds an entry here too: about three per
+-- transfer (docs/capacity.md).
+--
+-- A plain CREATE INDEX holds off writes to transfers while it builds, which on a large table is an outage. Flyway
+-- cannot build it CONCURRENTLY here: it runs such a statement outside a transaction while its own lock transaction
+-- stays open, and the build waits for that transaction for ever. On a table of millions of rows, build the same
+-- index beforehand with psql as the owner role:
+--     CREATE INDEX CONCURRENTLY transfers_by_owner ON transfers (user_id, created_at DESC, id DESC);
+-- (check that it is valid: \d transfers; drop an INVALID one and build it again), and this migration finds it and
+-- does nothing.
+CREATE INDEX IF NOT EXISTS transfers_by_owner ON transfers (user_id, created_at DESC, id DESC);

@@ -1,0 +1,81 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Management;
+import dev.ledgerline.transfers.support.Rows;
+import dev.ledgerline.transfers.support.Sandbox;
+import dev.ledgerline.transfers.support.TestStack;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static dev.ledgerline.transfers.support.Api.writer;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A provider whose clock runs behind PostgreSQL's accepts a send after the deadline the pipeline waits out: with
+ * sends held in transit and a provider that executes every send, a lookup after that deadline could say "not found"
+ * for a send still about to execute, and the resend would pay twice. The service reads the provider's clock off its
+ * answers and claims no new send while the skew exceeds the bound; once the clock is right again the transfers finish,
+ * each paid once.
+ */
+@QuarkusTest
+class ClockSkewTest {
+
+    private static final Duration DEADLINE = Duration.ofSeconds(40);
+
+    @Inject
+    ClockWatch clocks;
+
+    @AfterEach
+    void healthy() {
+        Sandbox.reset();
+        TestStack.closeBreakers();
+    }
+
+    @Test
+    void aProviderClockBehindHoldsSendsAndEveryTransferIsPaidOnceWhenItIsRightAgain() {
+        // first sends travel 2 s, past the 1 s timeout; a provider 3 s behind still executes them
+        Sandbox.faults(Map.of("idempotent", false, "clockOffsetMs", -3000, "holdMs", 2000, "holdRate", 1.0));
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ids.add(Api.create(writer("alice"), 8_100 + i));
+        }
+        Awaitility.await("the service sees the provider's clock behind and holds sends").atMost(DEADLINE)
+                .pollInterval(Duration.ofMillis(100)).until(clocks::holdingSends);
+        assertTrue(clocks.holdReason().contains("provider's clock is"), clocks.holdReason());
+        Management.given().get("/q/health/ready").then().statusCode(200);
+        assertTrue(Management.given().get("/q/health/ready").asString().contains("sends held"), "readiness says why");
+
+        // while it lasts, nothing more is sent: a transfer created now stays pending, and nothing is paid twice
+        String during = Api.create(writer("alice"), 8_200);
+        ids.add(during);
+        Awaitility.await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(200))
+                .until(() -> "pending".equals(Await.dbStatus(during)));
+        for (String id : ids) {
+            assertTrue(Sandbox.executions(Rows.reference(id)) <= 1, "paid at most once: " + id);
+        }
+
+        // the provider's clock is right again: sends resume by themselves, and every transfer is paid exactly once
+        Sandbox.faults(Map.of("idempotent", false));
+        Awaitility.await("sends resume").atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(() -> !clocks.holdingSends());
+        Await.allTerminal(ids, DEADLINE);
+        for (String id : ids) {
+            assertEquals("sent", Await.dbStatus(id), id);
+            assertEquals(1, Sandbox.executions(Rows.reference(id)), "exactly one execution for " + id
+                    + ": " + Sandbox.orders(Rows.reference(id)));
+        }
+        assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ANY(?::uuid[]) AND status = 'failed'",
+                (Object) ids.toArray(String[]::new)));
+    }
+}

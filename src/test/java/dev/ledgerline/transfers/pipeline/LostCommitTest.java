@@ -1,0 +1,274 @@
+package dev.ledgerline.transfers.pipeline;
+
+import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Rows;
+import dev.ledgerline.transfers.support.Sandbox;
+import dev.ledgerline.transfers.support.TestStack;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.Seen;
+import dev.ledgerline.transfers.transfer.TransferStatus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static dev.ledgerline.transfers.support.Api.writer;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * A PostgreSQL that forgets commits it acknowledged — a failover to an asynchronous replica, a crash with
+ * {@code synchronous_commit=off}, a restore — must not make one intent two payments. Each test takes the loss
+ * from outside, behind the service's back (rows deleted or put back with {@code session_replication_role =
+ * replica}, which skips the triggers, as a database that never saw the commit would look), and asserts what a
+ * user and the provider can observe: the answers, the rows, and the executions at the provider.
+ *
+ * <p>The provider timeout is 4 s here, so a send can be held in flight for seconds and still execute before its
+ * deadline: the window a lost claim would reopen.
+ */
+@QuarkusTest
+@TestProfile(LostCommitTest.SlowProvider.class)
+class LostCommitTest {
+
+    public static class SlowProvider implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("ledgerline.provider.timeout-ms", "4000",
+                    "ledgerline.pipeline.lease", "PT8S",
+                    "ledgerline.pipeline.lock-ttl", "PT8S");
+        }
+    }
+
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+    @Inject
+    MeterRegistry metrics;
+
+    @Inject
+    TransferRepository repository;
+
+    @AfterEach
+    void healthy() throws Exception {
+        Sandbox.reset();
+        TestStack.heal();
+    }
+
+    @Test
+    void aRetryAfterTheDatabaseLostTheTransferPaysOnce() {
+        // one payment, completed and answered; then the database forgets it (the client's own row included)
+        String alice = writer("alice");
+        String key = Api.newKey();
+        String body = Api.body(7_301);
+        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        String reference = Rows.reference(id);
+        assertEquals(1, Sandbox.executions(reference));
+        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
+                "DELETE FROM transfers WHERE id = '" + id + "'");
+        assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ?::uuid", id));
+
+        // the client, which never saw its answer, retries the same key and body
+        var retry = Api.post(alice, key, body);
+        retry.then().statusCode(201).header("Idempotent-Replayed", "true");
+        assertEquals(id, retry.path("id"), "the retry names the transfer the provider already paid");
+        assertEquals(reference, Rows.reference(id), "the row created again carries the same provider reference");
+        Await.status(id, "sent", DEADLINE);
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
+        assertEquals(1, executedOrdersOf(7_301), "no other reference paid the same intent: " + ordersOf(7_301));
+        List<String> reasons = Rows.reasons(id);
+        assertTrue(reasons.get(0).contains("looked up") || reasons.get(0).contains("look up"),
+                "the re-created row starts with a lookup, not a send: " + reasons);
+        assertEquals(List.of("reconciling", "sent"), Rows.history(id), "settled by the lookup, never sent again");
+    }
+
+    @Test
+    void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() {
+        // sent, and replayed once, so Redis keeps the whole final transfer; then the database forgets it
+        String alice = writer("alice");
+        String key = Api.newKey();
+        String body = Api.body(7_304);
+        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        String reference = Rows.reference(id);
+        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
+                "DELETE FROM transfers WHERE id = '" + id + "'");
+
+        // the retry is answered from the final entry, and the transfer it names is there again, as it was
+        var retry = Api.post(alice, key, body);
+        retry.then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        assertEquals(id, retry.path("id"));
+        Api.get(alice, id).then().statusCode(200).body("status", equalTo("sent")).body("amount", equalTo(7_304));
+        assertEquals(reference, Rows.reference(id), "restored with the reference the provider paid under");
+        assertEquals(List.of("sent"), Rows.history(id), "restored final, never sent or looked up again");
+        assertTrue(Rows.reasons(id).get(0).contains("restored"), Rows.reasons(id).toString());
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
+    }
+
+    @Test
+    void aFinalReplayTheDatabaseCouldNotCheckRestoresTheRowOnceTheDatabaseAnswers() throws Exception {
+        String alice = writer("alice");
+        String key = Api.newKey();
+        String body = Api.body(7_306);
+        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+        String reference = Rows.reference(id);
+        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
+                "DELETE FROM transfers WHERE id = '" + id + "'");
+
+        // the client retries while the database is down (right after a crash, when retries come): Redis answers,
+        // and the check the replay could not run outlives the request
+        TestStack.current().postgres().stop();
+        try {
+            var retry = Api.post(alice, key, body);
+            retry.then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+            assertEquals(id, retry.path("id"));
+        } finally {
+            TestStack.current().postgres().startAgain();
+        }
+
+        // nobody asks again: the row comes back all the same
+        Awaitility.await("the lost final row is restored").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Db.count("SELECT count(*) FROM transfers WHERE id = '" + id + "'") == 1);
+        Api.get(alice, id).then().statusCode(200).body("status", equalTo("sent")).body("amount", equalTo(7_306));
+        assertEquals(reference, Rows.reference(id));
+        assertEquals(List.of("sent"), Rows.history(id), "restored final, never sent or looked up again");
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
+    }
+
+    @Test
+    void aLostClaimNeitherReopensTheInTransitWindowNorLetsTheOldFenceLand() {
+        // a provider that executes every send it receives; the first send travels 2.5 s and executes before its 4 s deadline
+        Sandbox.faults(Map.of("idempotent", false, "holdMs", 2500, "holdRate", 1.0));
+        double staleBefore = staleWrites();
+        String id = Api.create(writer("alice"), 7_302);
+        Awaitility.await("the first send is claimed").atMost(DEADLINE).pollInterval(Duration.ofMillis(20))
+                .until(() -> "processing".equals(Await.dbStatus(id)));
+
+        // the database fails over and the new primary never saw the claim: the row is pending at version 0 again,
+        // and the server answering is not one the pipeline has adopted
+        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "' AND version > 0",
+                "UPDATE transfers SET status = 'pending', version = 0, previous_status = NULL, claimed_by = NULL, "
+                        + "claim_token = NULL, lease_expires_at = NULL, send_not_after = NULL, first_sent_at = NULL, "
+                        + "attempts = 0, sends = 0, next_attempt_at = now() WHERE id = '" + id + "'",
+                "DELETE FROM database_epochs");
+
+        // the held send executes and its worker fences: that fence must change nothing on the row (waiting for
+        // either outcome, so a fence that lands fails the assertion below instead of running out the wait)
+        Awaitility.await("the first worker's fence comes back").atMost(DEADLINE).pollInterval(Duration.ofMillis(20))
+                .until(() -> staleWrites() > staleBefore || version(id) > 1);
+        assertFalse(Rows.reasons(id).contains("provider completed"),
+                "the old worker's fence landed: " + Rows.reasons(id));
+
+        Await.status(id, "sent", DEADLINE);
+        String reference = Rows.reference(id);
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the transfer once: " + Sandbox.orders(reference));
+        List<String> reasons = Rows.reasons(id);
+        assertEquals(List.of("pending", "reconciling", "sent"), Rows.history(id), "looked up, never sent again: " + reasons);
+        assertEquals("lookup: completed", reasons.get(reasons.size() - 1));
+    }
+
+    @Test
+    void aRestartedDatabaseIsAdoptedAndItsOpenTransfersAreLookedUpBeforeAnySend() throws Exception {
+        // an open transfer whose claim the crash may have taken with it (nobody due to take it before the restart)
+        String id = UUID.randomUUID().toString();
+        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
+                        + "destination_name, provider_reference, status, next_attempt_at, last_actor) "
+                        + "VALUES (?::uuid, 'alice', ?, 'fp', 7303, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', 'test')",
+                id, "restart-" + id, Api.IBAN, "ll_" + id.replace("-", ""));
+        long epochs = Db.count("SELECT count(*) FROM database_epochs");
+
+        TestStack.current().postgres().stop();
+        TestStack.current().postgres().startAgain();
+
+        Awaitility.await("the restarted server is adopted").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Db.count("SELECT count(*) FROM database_epochs") == epochs + 1);
+        assertEquals(1, Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time()"));
+        Await.status(id, "sent", DEADLINE);
+        // (a row inserted by hand has no event of its own: its history starts with the adoption)
+        assertEquals(List.of("reconciling", "processing", "sent"), Rows.history(id));
+        assertTrue(Rows.reasons(id).get(0).startsWith("database server changed"), Rows.reasons(id).toString());
+        assertEquals("lookup: not found, resending", Rows.reasons(id).get(1));
+        Sandbox.exactlyOneExecution(id);
+        // and new transfers flow as before
+        Await.status(Api.create(writer("alice"), 7_304), "sent", DEADLINE);
+    }
+
+    /**
+     * A server the pipeline has not adopted (a failover, a restart, a restore) may have lost claims whose sends are
+     * still in flight: no claim is taken on it until the sweeper adopted it, which sends every open row through a
+     * lookup first. The row here has no schedule ({@code 'infinity'}), so adoption leaves it alone and only this
+     * test's claim reaches it, a claim that was on its way when the server changed. A claim that is taken all the
+     * same must have seen the server adopted: its moment (the start of its lease) is after the adoption's.
+     */
+    @Test
+    void noClaimIsTakenWhileTheDatabaseServerIsNotAdopted() {
+        Duration lease = Duration.ofSeconds(30);
+        // the sweeper adopts the server within a round (1 s): a claim that comes after that is tried again
+        for (int attempt = 0; attempt < 5; attempt++) {
+            String id = HandMadeRows.insert("pending", 7_305, "NULL", "'infinity'");
+            Seen seen = new Seen(UUID.fromString(id), TransferStatus.PENDING, 0);
+            Db.update("DELETE FROM database_epochs");
+            Claim claim = repository.claim(seen, "test", lease, "test: claim by hand").await().atMost(HandMadeRows.WAIT);
+            if (claim == null) {
+                Awaitility.await("the sweeper adopts the server").atMost(DEADLINE).pollInterval(Duration.ofMillis(50))
+                        .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time()") == 1);
+                Claim adopted = repository.claim(seen, "test", lease, "test: claim by hand").await().atMost(HandMadeRows.WAIT);
+                assertNotNull(adopted, "once the server is adopted, the row is claimed");
+                HandMadeRows.finish(repository, adopted.id(), adopted.version(), adopted.token());
+                return;
+            }
+            Instant claimedAt = HandMadeRows.claimedAt(claim, lease);
+            HandMadeRows.finish(repository, claim.id(), claim.version(), claim.token());
+            List<Map<String, Object>> epoch = Db.query(
+                    "SELECT adopted_at FROM database_epochs WHERE started_at = pg_postmaster_start_time()");
+            assertFalse(epoch.isEmpty(), "claimed at " + claimedAt + " on a server nobody adopted");
+            Instant adoptedAt = ((Timestamp) epoch.get(0).get("adopted_at")).toInstant();
+            assertTrue(adoptedAt.isBefore(claimedAt), "claimed at " + claimedAt + ", before the server was adopted at " + adoptedAt);
+        }
+        fail("the sweeper adopted the server before each of 5 claims: the refusal was never put to the test");
+    }
+
+    private static long version(String id) {
+        return (Long) Db.query("SELECT version FROM transfers WHERE id = ?::uuid", id).get(0).get("version");
+    }
+
+    /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */
+    static void forget(String... statements) {
+        Db.behindTheTriggers(statements);
+    }
+
+    private double staleWrites() {
+        var counter = metrics.find("ledgerline.fence.stale").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    private static List<Map<String, Object>> ordersOf(long amount) {
+        List<Map<String, Object>> all = given().get("/sandbox/provider/orders").then().statusCode(200).extract().jsonPath().getList("$");
+        return all.stream().filter(o -> ((Number) o.get("amount")).longValue() == amount).toList();
+    }
+
+    private static long executedOrdersOf(long amount) {
+        return ordersOf(amount).stream().filter(o -> "executed".equals(o.get("outcome"))).count();
+    }
+}

@@ -32,7 +32,7 @@ import java.util.UUID;
 /**
  * Accepts a transfer at most once per (principal, Idempotency-Key).
  *
- * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT (user_id, idempotency_key) DO NOTHING} either
+ * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT DO NOTHING} on {@code (user_id, idempotency_key)} either
  * creates the transfer or finds the original, whose fingerprint says replay or 422. Redis only makes
  * the common cases cheap: a completed entry answers a replay (or a 422) without any PostgreSQL write,
  * and an in-flight marker turns a concurrent duplicate into 409. A marker is never the last word: the

@@ -35,7 +35,10 @@ final class TransferSql {
     }
 
     /**
-     * Insert unless (user_id, idempotency_key) exists; a conflict returns no row and the caller reads the original.
+     * Insert unless the intent exists; a conflict returns no row and the caller reads the original. The conflict is
+     * any unique constraint's, not only (user_id, idempotency_key)'s: the provider reference is derived from the
+     * intent, so two inserts of one intent racing each other also collide on it, and a conflict on a constraint
+     * that {@code ON CONFLICT} does not name is an error, not a conflict (ConcurrentInsertTest).
      * A scheduled transfer ({@code $13}, its {@code execute_at}) is first due for the sweeper at that instant; one sent
      * at once after the pending grace ({@code $11} ms), the time its accepting instance has to process it first.
      */
@@ -45,7 +48,7 @@ final class TransferSql {
                                    next_attempt_at, last_actor, last_reason, execute_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
                     coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz)
-            ON CONFLICT (user_id, idempotency_key) DO NOTHING
+            ON CONFLICT DO NOTHING
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
 
     static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";

@@ -433,6 +433,23 @@ class FaultsIT {
         });
     }
 
+    /**
+     * The owner's cancel against the pipeline's claim, across the three instances: 60 transfers scheduled for one
+     * instant, each cancelled through another instance than the one that accepted it while every instance's
+     * sweeper claims them ({@link CancelRace}). Each ends cancelled with no execution or sent with one, never both.
+     */
+    @Test
+    @Order(12)
+    void cancelsRacingClaimsAcrossInstancesNeverBothWin() throws Exception {
+        provider.ledger().setFaults(HEALTHY);
+        for (ServiceInstance instance : instances) {
+            instance.awaitReady(READY);
+        }
+        CancelRace.Result result = new CancelRace(instances, provider.ledger(), stack.postgres().jdbcUrl(), LocalPostgres.USER)
+                .run(issuer.writer("cancel-race-user"), 60);
+        System.out.println(result.row());
+    }
+
     /** Moves the sandbox's clock and watches the instances' clock metrics meanwhile. */
     private static final class ClockSkew {
         final Set<String> heldOn = new java.util.TreeSet<>();

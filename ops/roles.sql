@@ -5,7 +5,8 @@
 --   ledgerline_service   the running service (QUARKUS_DATASOURCE_USERNAME). Reads and writes rows and nothing else:
 --                        it owns nothing, so it cannot ALTER a table or DISABLE TRIGGER; it is not a superuser, so it
 --                        cannot SET session_replication_role = replica (a superuser-only parameter) to write behind
---                        the triggers; no DELETE or TRUNCATE anywhere, no UPDATE of transfer_events, no CREATE. Its
+--                        the triggers; no DELETE or TRUNCATE on transfers and their events (DELETE only on the
+--                        webhook tables: an endpoint removed, old attempts pruned), no UPDATE of transfer_events, no CREATE. Its
 --                        Flyway run at start only reads flyway_schema_history: with nothing pending it passes, and
 --                        a release whose migrations have not been applied refuses to start instead of migrating.
 --   ledgerline_operator  a group for people: what docs/operating.md asks of an operator, resuming a parked
@@ -77,6 +78,16 @@ BEGIN
         REVOKE ALL ON database_epochs FROM PUBLIC, ledgerline_service, ledgerline_operator;
         -- every claim checks that the server answering is one the pipeline adopted; the sweeper adopts a new one
         GRANT SELECT, INSERT ON database_epochs TO ledgerline_service;
+    END IF;
+    IF to_regclass('public.webhook_endpoints') IS NOT NULL THEN
+        REVOKE ALL ON webhook_endpoints FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- registered, leased, moved along the feed and removed through the API
+        GRANT SELECT, INSERT, UPDATE, DELETE ON webhook_endpoints TO ledgerline_service;
+    END IF;
+    IF to_regclass('public.webhook_deliveries') IS NOT NULL THEN
+        REVOKE ALL ON webhook_deliveries FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- every attempt is recorded; the oldest beyond keep-attempts per endpoint are pruned
+        GRANT SELECT, INSERT, DELETE ON webhook_deliveries TO ledgerline_service;
     END IF;
     IF to_regclass('public.flyway_schema_history') IS NOT NULL THEN
         REVOKE ALL ON flyway_schema_history FROM PUBLIC, ledgerline_service, ledgerline_operator;

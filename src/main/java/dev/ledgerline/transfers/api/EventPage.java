@@ -25,7 +25,7 @@ public record EventPage(List<Event> events, String nextCursor) {
                 page.next() == null ? null : page.next().encode());
     }
 
-    private static Event event(FeedEvent e) {
+    static Event event(FeedEvent e) {
         var ev = e.event();
         return new Event(e.id(), e.transferId(), ev.version(), ev.fromStatus() == null ? null : ev.fromStatus().db(),
                 ev.toStatus().db(), ev.at(), TransferEventsView.role(ev), ev.reason(), e.principal(), e.amount(), e.currency(),

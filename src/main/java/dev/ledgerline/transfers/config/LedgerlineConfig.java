@@ -33,6 +33,79 @@ public interface LedgerlineConfig {
 
     Events events();
 
+    Webhooks webhooks();
+
+    /**
+     * Webhooks: the event feed pushed to registered HTTP endpoints (docs/webhooks.md). Each endpoint follows the feed
+     * with its own cursor; one instance at a time delivers to it, under a lease.
+     */
+    interface Webhooks {
+        /**
+         * How often each instance looks for endpoints with a delivery due. The scheduler reads the property itself;
+         * typed here so that a value that is no duration stops the start.
+         */
+        @WithDefault("1s")
+        Duration deliverEvery();
+
+        /** The longest one delivery may take, connect to last byte of the answer; beyond it the attempt failed. */
+        @WithDefault("PT10S")
+        Duration requestTimeout();
+
+        /**
+         * How long an instance holds an endpoint it delivers to; renewed with each acknowledged event. Must exceed
+         * request-timeout: an instance sends only while its lease outlasts the request, so a lease that ran out
+         * (the instance died or stalled) means no request of that instance can still be in flight.
+         */
+        @WithDefault("PT1M")
+        Duration lease();
+
+        /** Back-off after the first failed attempt at an event; it doubles with each further one, with jitter. */
+        @WithDefault("PT1S")
+        Duration firstBackoff();
+
+        /** The longest back-off between two attempts, also once the endpoint is marked failing. */
+        @WithDefault("PT1H")
+        Duration maxBackoff();
+
+        /**
+         * How long an endpoint may keep failing one event before it is marked failing (gauge
+         * ledgerline_webhooks_endpoints_failing, alert LedgerlineWebhookEndpointFailing). Delivery goes on at
+         * max-backoff; nothing is skipped.
+         */
+        @WithDefault("P3D")
+        Duration giveUpAfter();
+
+        /** Events one endpoint is sent, at most, per lease. */
+        @WithDefault("100")
+        int batch();
+
+        /** Endpoints one instance leases, at most, per round (delivered to side by side). */
+        @WithDefault("16")
+        int endpointsPerRound();
+
+        /** Delivery attempts kept per endpoint for GET /v1/webhook-endpoints/{id}/deliveries; older ones are pruned. */
+        @WithDefault("500")
+        int keepAttempts();
+
+        /** Bytes of an endpoint's answer that are read; the rest is discarded unread. */
+        @WithDefault("4096")
+        int maxResponseBytes();
+
+        /**
+         * Whether an endpoint URL may use plain http; prod requires https (dev and test allow http, for local
+         * receivers).
+         */
+        @WithDefault("false")
+        boolean allowHttp();
+
+        /**
+         * Whether an endpoint may resolve to a loopback, private, link-local, unique-local, cloud-metadata or
+         * unspecified address. Off in prod (server-side request forgery); dev and test allow them.
+         */
+        @WithDefault("false")
+        boolean allowPrivateHosts();
+    }
+
     /** The event feed, {@code GET /v1/events} (docs/http.md "The event feed"). */
     interface Events {
         /** How far back the feed answers; a cursor older than this is refused with 410, never moved forward. */

@@ -87,6 +87,12 @@ public class StartupChecks {
                 problems.add("The checked-in dev key pair cannot verify tokens in prod; configure the real issuer's public key.");
             }
         }
+        LedgerlineConfig.Webhooks webhooks = config.webhooks();
+        if (webhooks.lease().compareTo(webhooks.requestTimeout().multipliedBy(2)) < 0) {
+            problems.add("ledgerline.webhooks.lease (" + webhooks.lease() + ") must be at least twice"
+                    + " ledgerline.webhooks.request-timeout (" + webhooks.requestTimeout() + "): an instance sends only while"
+                    + " its lease outlasts the request, so another instance never sends to the same endpoint at once.");
+        }
         return problems;
     }
 }

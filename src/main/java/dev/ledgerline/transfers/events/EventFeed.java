@@ -80,6 +80,14 @@ public class EventFeed {
                 .onTermination().invoke(() -> held.release(principal));
     }
 
+    /**
+     * Up to {@code limit} events past {@code after}, without waiting and outside any principal's share: what a
+     * webhook endpoint that has acknowledged everything up to {@code after} is sent next.
+     */
+    public Uni<List<FeedEvent>> next(FeedCursor after, int limit) {
+        return page(after, limit, System.nanoTime(), after).map(Page::events);
+    }
+
     private Uni<Page> page(FeedCursor from, int limit, long until, FeedCursor asked) {
         return pool.preparedQuery(READ)
                 .execute(Tuple.of(Long.toString(from.feedXid()), from.transferId(), from.version(), limit, retention.toMillis()))

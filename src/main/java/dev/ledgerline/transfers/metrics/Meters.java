@@ -87,7 +87,17 @@ public enum Meters {
     CLOCK_OFFSET("ledgerline.clock.offset", "seconds",
             "The peer's clock minus this instance's, as last measured (negative: behind)", List.of("peer")),
     CLOCK_SENDS_HELD("ledgerline.clock.sends_held",
-            "1 while no new send is claimed because a clock offset exceeds ledgerline.pipeline.clock-skew-bound", List.of());
+            "1 while no new send is claimed because a clock offset exceeds ledgerline.pipeline.clock-skew-bound", List.of()),
+
+    // webhooks
+    WEBHOOK_DELIVERIES("ledgerline.webhooks.deliveries",
+            "Webhook delivery attempts by outcome; failed is a non-2xx answer, a timeout, a refused connection or a refused address",
+            List.of("outcome")),
+    WEBHOOK_ENDPOINTS_FAILING("ledgerline.webhooks.endpoints.failing",
+            "Webhook endpoints marked failing: one event has failed for longer than ledgerline.webhooks.give-up-after",
+            List.of()),
+    WEBHOOK_ENDPOINTS_MARKED_FAILING("ledgerline.webhooks.endpoints.marked_failing",
+            "Times this instance marked a webhook endpoint failing", List.of(), List.of(List.of()));
 
     private final String meterName;
     private final String baseUnit;

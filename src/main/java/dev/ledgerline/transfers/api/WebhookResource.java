@@ -119,8 +119,8 @@ public class WebhookResource {
                         List.of(new Problem.FieldError("url", e.getMessage())), Map.of()))
                 .chain(address -> {
                     String secret = WebhookSignature.newSecret();
-                    return endpoints.create(url, text, secret).map(e -> Response
-                            .created(URI.create("/v1/webhook-endpoints/" + e.id()))
+                    return endpoints.create(url, text, secret).map(e -> Response.status(Response.Status.CREATED)
+                            .header("Location", "/v1/webhook-endpoints/" + e.id())
                             .entity(new WebhookViews.Created(e.id(), e.url(), e.description(), secret, e.createdAt()))
                             .build());
                 });

@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.api.TransferEventsView;
 import dev.ledgerline.transfers.api.TransferPage;
 import dev.ledgerline.transfers.api.TransferResource;
 import dev.ledgerline.transfers.api.TransferView;
+import dev.ledgerline.transfers.api.WebhookViews;
 import dev.ledgerline.transfers.idempotency.InFlightMarker;
 import dev.ledgerline.transfers.local.LocalPostgres;
 import dev.ledgerline.transfers.problem.Problem;
@@ -97,6 +98,9 @@ class ContractDriftTest {
         drift.addAll(ContractDrift.schema(contract, mapper, EventPage.class, "EventPage", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, Problem.class, "Problem", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, TransferRequest.class, "TransferRequest", ContractDrift.Direction.REQUEST, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.Created.class, "WebhookEndpointCreated", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.EndpointList.class, "WebhookEndpointList", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.DeliveryList.class, "WebhookDeliveryList", ContractDrift.Direction.RESPONSE, visited));
 
         List<String> statuses = Arrays.stream(TransferStatus.values()).map(TransferStatus::db).toList();
         drift.addAll(ContractDrift.enumeration(contract, "TransferStatus", statuses));
@@ -212,10 +216,33 @@ class ContractDriftTest {
         as(readOnly).get("/v1/events").then().statusCode(403);
         as(ops).accept("text/plain").get("/v1/events").then().statusCode(406);
 
+        // the webhook endpoints
+        String hooks = Api.token("drift-hooks", List.of("webhooks.admin"));
+        String hook = as(hooks).contentType(ContentType.JSON).body(java.util.Map.of("url", "http://127.0.0.1:9/drift", "description", "drift"))
+                .post("/v1/webhook-endpoints").then().statusCode(201).extract().path("id");
+        as(hooks).contentType(ContentType.JSON).body("{\"url\": \"ftp://example.com/x\"}").post("/v1/webhook-endpoints").then().statusCode(400);
+        given().contentType(ContentType.JSON).body("{\"url\": \"https://example.com/x\"}").post("/v1/webhook-endpoints").then().statusCode(401);
+        as(ops).contentType(ContentType.JSON).body("{\"url\": \"https://example.com/x\"}").post("/v1/webhook-endpoints").then().statusCode(403);
+        as(hooks).get("/v1/webhook-endpoints").then().statusCode(200);
+        given().get("/v1/webhook-endpoints").then().statusCode(401);
+        as(ops).get("/v1/webhook-endpoints").then().statusCode(403);
+        as(hooks).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(200);
+        as(hooks).get("/v1/webhook-endpoints/" + UUID.randomUUID() + "/deliveries").then().statusCode(404);
+        given().get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(401);
+        as(ops).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(403);
+        given().delete("/v1/webhook-endpoints/" + hook).then().statusCode(401);
+        as(ops).delete("/v1/webhook-endpoints/" + hook).then().statusCode(403);
+        as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(204);
+        as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(404);
+
         // every operation without its database
         LocalPostgres pg = TestStack.current().postgres();
         pg.stop();
         try {
+            as(hooks).contentType(ContentType.JSON).body("{\"url\": \"http://127.0.0.1:9/drift\"}").post("/v1/webhook-endpoints").then().statusCode(503);
+            as(hooks).get("/v1/webhook-endpoints").then().statusCode(503);
+            as(hooks).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(503);
+            as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(503);
             Api.post(writer, newKey(), body(10)).then().statusCode(503);
             Api.get(writer, id).then().statusCode(503);
             as(writer).get("/v1/transfers/" + id + "/events").then().statusCode(503);

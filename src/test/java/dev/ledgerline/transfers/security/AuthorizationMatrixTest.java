@@ -34,7 +34,8 @@ class AuthorizationMatrixTest {
         WRONG_GROUP(null, List.of()),
         OTHER_PRINCIPAL("matrix-mallory", List.of("transfers.write", "transfers.read")),
         OWNER("matrix-alice", List.of("transfers.write", "transfers.read")),
-        READ_ALL("matrix-ops", List.of("transfers.read.all"));
+        READ_ALL("matrix-ops", List.of("transfers.read.all")),
+        WEBHOOKS_ADMIN("matrix-hooks", List.of("webhooks.admin"));
 
         final String subject;
         final List<String> groups;
@@ -72,6 +73,15 @@ class AuthorizationMatrixTest {
             (spec, id) -> spec.get("/v1/me/transfers?limit=200"));
     static final Operation FEED = new Operation("GET /v1/events", READ_ONLY,
             (spec, id) -> spec.get("/v1/events?limit=1"));
+    private static final List<String> READ_ALL_ONLY = List.of("transfers.read.all");
+    static final Operation HOOKS_CREATE = new Operation("POST /v1/webhook-endpoints", READ_ALL_ONLY, (spec, id) -> spec
+            .contentType(ContentType.JSON).body(Map.of("url", "http://127.0.0.1:9/matrix")).post("/v1/webhook-endpoints"));
+    static final Operation HOOKS_LIST = new Operation("GET /v1/webhook-endpoints", READ_ALL_ONLY,
+            (spec, id) -> spec.get("/v1/webhook-endpoints"));
+    static final Operation HOOKS_DELETE = new Operation("DELETE /v1/webhook-endpoints/{id}", READ_ALL_ONLY,
+            (spec, id) -> spec.delete("/v1/webhook-endpoints/" + UUID.randomUUID()));
+    static final Operation HOOKS_DELIVERIES = new Operation("GET /v1/webhook-endpoints/{id}/deliveries", READ_ALL_ONLY,
+            (spec, id) -> spec.get("/v1/webhook-endpoints/" + UUID.randomUUID() + "/deliveries"));
     static final Operation DEV_TOKENS = new Operation("POST /dev/tokens (test build only)", READ_ONLY, (spec, id) -> spec
             .contentType(ContentType.JSON).body(Map.of("subject", "someone", "groups", List.of("transfers.read"))).post("/dev/tokens"));
     static final Operation SANDBOX_STATS = new Operation("GET /sandbox/provider/stats (test build only)", READ_ONLY,
@@ -128,6 +138,31 @@ class AuthorizationMatrixTest {
                 row(FEED, Caller.OWNER, 403),
                 row(FEED, Caller.READ_ALL, 200),
 
+                // the webhook endpoints are for whoever holds webhooks.admin, and for nobody else
+                row(HOOKS_CREATE, Caller.NO_TOKEN, 401),
+                row(HOOKS_CREATE, Caller.WRONG_GROUP, 403),
+                row(HOOKS_CREATE, Caller.OWNER, 403),
+                row(HOOKS_CREATE, Caller.READ_ALL, 403),
+                row(HOOKS_CREATE, Caller.WEBHOOKS_ADMIN, 201),
+                row(HOOKS_LIST, Caller.NO_TOKEN, 401),
+                row(HOOKS_LIST, Caller.WRONG_GROUP, 403),
+                row(HOOKS_LIST, Caller.OWNER, 403),
+                row(HOOKS_LIST, Caller.READ_ALL, 403),
+                row(HOOKS_LIST, Caller.WEBHOOKS_ADMIN, 200),
+                row(HOOKS_DELETE, Caller.NO_TOKEN, 401),
+                row(HOOKS_DELETE, Caller.WRONG_GROUP, 403),
+                row(HOOKS_DELETE, Caller.OWNER, 403),
+                row(HOOKS_DELETE, Caller.READ_ALL, 403),
+                row(HOOKS_DELETE, Caller.WEBHOOKS_ADMIN, 404),
+                row(HOOKS_DELIVERIES, Caller.NO_TOKEN, 401),
+                row(HOOKS_DELIVERIES, Caller.WRONG_GROUP, 403),
+                row(HOOKS_DELIVERIES, Caller.OWNER, 403),
+                row(HOOKS_DELIVERIES, Caller.READ_ALL, 403),
+                row(HOOKS_DELIVERIES, Caller.WEBHOOKS_ADMIN, 404),
+                // and a webhooks admin reads no transfer
+                row(READ, Caller.WEBHOOKS_ADMIN, 403),
+                row(FEED, Caller.WEBHOOKS_ADMIN, 403),
+
                 // open in the test build on purpose (and absent from prod: PackagedJarIT)
                 row(DEV_TOKENS, Caller.NO_TOKEN, 200),
                 row(SANDBOX_STATS, Caller.NO_TOKEN, 200),
@@ -160,6 +195,11 @@ class AuthorizationMatrixTest {
         }
         if (expected == 401) {
             assertEquals("Bearer", response.header("WWW-Authenticate"));
+        }
+        if (operation == HOOKS_CREATE && expected == 201) {
+            // nothing to deliver to: the endpoint goes again
+            Api.as(Api.token(caller.subject, caller.groups)).delete("/v1/webhook-endpoints/" + response.jsonPath().getString("id"))
+                    .then().statusCode(204);
         }
         if (operation == FIND_BY_KEY || operation == OWN_LIST) {
             if (expected == 200) {

@@ -38,7 +38,6 @@ import java.util.UUID;
  * {@code webhooks.WebhookDeliverer}'s.
  */
 @Path("/v1/webhook-endpoints")
-@Produces(MediaType.APPLICATION_JSON)
 @RolesAllowed(WebhookResource.ADMIN)
 public class WebhookResource {
 
@@ -66,6 +65,7 @@ public class WebhookResource {
 
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
     public Uni<Response> create(byte[] body) {
         principal();
         JsonNode json;
@@ -127,6 +127,7 @@ public class WebhookResource {
     }
 
     @GET
+    @Produces(MediaType.APPLICATION_JSON)
     public Uni<WebhookViews.EndpointList> list() {
         principal();
         return endpoints.list(MAX_LISTED)
@@ -148,6 +149,7 @@ public class WebhookResource {
 
     @GET
     @Path("/{id}/deliveries")
+    @Produces(MediaType.APPLICATION_JSON)
     public Uni<WebhookViews.DeliveryList> deliveries(@PathParam("id") String id) {
         principal();
         return endpoints.attempts(id(id), RECENT_ATTEMPTS).map(attempts -> {

@@ -109,7 +109,8 @@ BEGIN
     SELECT string_agg(c.relname, ', ' ORDER BY c.relname) INTO unknown
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
-       AND c.relname NOT IN ('transfers', 'transfer_events', 'database_epochs', 'flyway_schema_history');
+       AND c.relname NOT IN ('transfers', 'transfer_events', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
+                             'webhook_deliveries');
     IF unknown IS NOT NULL THEN
         RAISE EXCEPTION 'ops/roles.sql grants nothing on %: add what the service may do with it', unknown;
     END IF;

@@ -1,7 +1,9 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.events.EventFeed;
 import dev.ledgerline.transfers.ops.SchemaReadinessCheck;
+import dev.ledgerline.transfers.webhooks.WebhookRepository;
 import dev.ledgerline.transfers.support.OwnPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -107,6 +109,8 @@ class DatabaseRolesTest {
         Map<String, String> statements = new LinkedHashMap<>();
         statements.putAll(statements(TransferSql.class));
         statements.putAll(statements(SchemaReadinessCheck.class));
+        statements.putAll(statements(WebhookRepository.class));
+        statements.putAll(statements(EventFeed.class));
         assertTrue(statements.containsKey("TransferSql.CLAIM") && statements.containsKey("SchemaReadinessCheck.SCHEMA"),
                 "found the statements: " + statements.keySet());
         for (Map.Entry<String, String> statement : statements.entrySet()) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
+import dev.ledgerline.transfers.service.TransferService;
 import dev.ledgerline.transfers.webhooks.WebhookRepository;
 import dev.ledgerline.transfers.webhooks.WebhookSender;
 import dev.ledgerline.transfers.webhooks.WebhookSignature;
@@ -55,8 +56,11 @@ public class WebhookResource {
     private final WebhookSender sender;
     private final ObjectMapper mapper;
     private final JsonWebToken jwt;
+    private final TransferService admission;
 
-    public WebhookResource(WebhookRepository endpoints, WebhookSender sender, ObjectMapper mapper, JsonWebToken jwt) {
+    public WebhookResource(WebhookRepository endpoints, WebhookSender sender, ObjectMapper mapper, JsonWebToken jwt,
+                           TransferService admission) {
+        this.admission = admission;
         this.endpoints = endpoints;
         this.sender = sender;
         this.mapper = mapper;
@@ -67,7 +71,10 @@ public class WebhookResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
     public Uni<Response> create(byte[] body) {
-        principal();
+        return admission.admitWrite(principal()).chain(() -> register(body));
+    }
+
+    private Uni<Response> register(byte[] body) {
         JsonNode json;
         try {
             json = mapper.readTree(body);
@@ -129,17 +136,16 @@ public class WebhookResource {
     @GET
     @Produces(MediaType.APPLICATION_JSON)
     public Uni<WebhookViews.EndpointList> list() {
-        principal();
-        return endpoints.list(MAX_LISTED)
+        return admission.admitRead(principal()).chain(() -> endpoints.list(MAX_LISTED))
                 .map(all -> new WebhookViews.EndpointList(all.stream().map(WebhookViews.Endpoint::of).toList()));
     }
 
     @DELETE
     @Path("/{id}")
     public Uni<Response> delete(@PathParam("id") String id) {
-        principal();
+        String principal = principal();
         UUID uuid = id(id);
-        return endpoints.delete(uuid).map(deleted -> {
+        return admission.admitWrite(principal).chain(() -> endpoints.delete(uuid)).map(deleted -> {
             if (!deleted) {
                 throw notFound();
             }
@@ -151,8 +157,8 @@ public class WebhookResource {
     @Path("/{id}/deliveries")
     @Produces(MediaType.APPLICATION_JSON)
     public Uni<WebhookViews.DeliveryList> deliveries(@PathParam("id") String id) {
-        principal();
-        return endpoints.attempts(id(id), RECENT_ATTEMPTS).map(attempts -> {
+        UUID uuid = id(id);
+        return admission.admitRead(principal()).chain(() -> endpoints.attempts(uuid, RECENT_ATTEMPTS)).map(attempts -> {
             if (attempts == null) {
                 throw notFound();
             }
@@ -160,11 +166,13 @@ public class WebhookResource {
         });
     }
 
-    private void principal() {
+    /** The caller, whose read and write budgets the calls spend like any other (429 beyond them). */
+    private String principal() {
         String principal = jwt.getSubject();
         if (principal == null || principal.isBlank()) {
             throw new UnauthorizedException("token without subject");
         }
+        return principal;
     }
 
     private static UUID id(String id) {

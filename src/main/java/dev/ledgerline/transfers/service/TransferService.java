@@ -204,6 +204,11 @@ public class TransferService {
                 null, Map.of(), t.status().db()));
     }
 
+    /** Spends one write token of the principal; a 429 problem when its bucket is empty. */
+    public Uni<Void> admitWrite(String principal) {
+        return limiter.admit(principal, RateLimiter.Kind.WRITE);
+    }
+
     /** Spends one read token of the principal; a 429 problem when its bucket is empty. */
     public Uni<Void> admitRead(String principal) {
         return limiter.admit(principal, RateLimiter.Kind.READ);

@@ -41,8 +41,9 @@ public interface LedgerlineConfig {
      */
     interface Webhooks {
         /**
-         * How often each instance looks for endpoints with a delivery due. The scheduler reads the property itself;
-         * typed here so that a value that is no duration stops the start.
+         * How often each instance looks for endpoints with a delivery due (the scheduler's tick: 1 s at the least); a
+         * retry also gets a timer of its own, so it is not late by up to a tick. The scheduler reads the property itself; typed here so that a
+         * value that is no duration stops the start.
          */
         @WithDefault("1s")
         Duration deliverEvery();

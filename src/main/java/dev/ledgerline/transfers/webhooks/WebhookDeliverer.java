@@ -12,6 +12,8 @@ import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 
@@ -35,6 +37,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * monotonic clock from before the lease was written, outlasts the request timeout; another instance can lease the
  * endpoint only after the database's expiry, which is later. An instance that dies leaves the cursor before the event
  * it was sending, and the next lease sends it again.
+ *
+ * <p>The scheduler's tick (at least a second) paces an idle deliverer; a retry, and the next page after a full one,
+ * get a round of their own on a timer, so a back-off is what it says rather than rounded up to the next tick.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
@@ -52,9 +57,12 @@ public class WebhookDeliverer {
     private final Counter failed;
     private final Counter markedFailing;
     private final AtomicLong failingEndpoints = new AtomicLong();
+    private final Vertx vertx;
+    private volatile boolean stopped;
 
     public WebhookDeliverer(WebhookRepository endpoints, EventFeed feed, WebhookSender sender, PayloadWriter payloads,
-                            LedgerlineConfig config, InstanceId instance, MeterRegistry metrics) {
+                            LedgerlineConfig config, InstanceId instance, MeterRegistry metrics, Vertx vertx) {
+        this.vertx = vertx;
         this.endpoints = endpoints;
         this.feed = feed;
         this.sender = sender;
@@ -76,6 +84,26 @@ public class WebhookDeliverer {
                 .replaceWithVoid();
     }
 
+    @PreDestroy
+    void stop() {
+        stopped = true;
+    }
+
+    /**
+     * A round of its own in {@code after}, so that a retry is not late by up to a tick. Only this instance's: if it
+     * stops first, another instance's tick finds the endpoint due.
+     */
+    private void wakeUpAfter(Duration after) {
+        if (stopped) {
+            return;
+        }
+        vertx.setTimer(Math.max(1, after.toMillis() + 5), id -> {
+            if (!stopped) {
+                tick().subscribe().with(nothing -> { }, e -> { });
+            }
+        });
+    }
+
     /** One round: lease what is due, deliver to each, then refresh the failing gauge. The number of endpoints leased. */
     public Uni<Integer> round() {
         return endpoints.lease(instance, settings.lease(), settings.endpointsPerRound())
@@ -91,7 +119,11 @@ public class WebhookDeliverer {
 
     private Uni<Void> deliver(Lease lease) {
         return feed.next(lease.cursor(), settings.batch())
-                .flatMap(events -> send(lease, events, 0))
+                .flatMap(events -> send(lease, events, 0).invoke(() -> {
+                    if (events.size() == settings.batch()) {
+                        wakeUpAfter(Duration.ZERO); // more may be waiting past this page
+                    }
+                }))
                 .call(() -> endpoints.prune(lease.id(), settings.keepAttempts()));
     }
 
@@ -128,6 +160,9 @@ public class WebhookDeliverer {
             return endpoints.fail(lease, event.id(), outcome.status(), outcome.latencyMs(), outcome.error(),
                             settings.giveUpAfter(), backoff, instance)
                     .invoke(result -> {
+                        if (result != null) {
+                            wakeUpAfter(backoff);
+                        }
                         LOG.debugf("step=webhooks endpoint=%s event=%s attempt=%d failed (%s), next in %s", lease.id(),
                                 event.id(), attempt, outcome.error(), backoff);
                         if (result != null && result.failing() && !lease.failing()) {

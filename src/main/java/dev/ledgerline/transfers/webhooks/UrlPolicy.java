@@ -56,8 +56,8 @@ public final class UrlPolicy {
         if (uri.getRawFragment() != null) {
             throw new IllegalArgumentException("must not carry a fragment");
         }
-        if (uri.getPort() == 0) {
-            throw new IllegalArgumentException("must not name port 0");
+        if (uri.getPort() == 0 || uri.getPort() > 65535) {
+            throw new IllegalArgumentException("must name a port from 1 to 65535, or none");
         }
         return uri;
     }

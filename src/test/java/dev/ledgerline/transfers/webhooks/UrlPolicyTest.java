@@ -17,7 +17,8 @@ class UrlPolicyTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"http://example.com/hook", "ftp://example.com/hook", "not a url", "", "https://", "/relative",
-            "https://user:pw@example.com/hook", "https://example.com/hook#part", "javascript:alert(1)", "file:///etc/passwd"})
+            "https://user:pw@example.com/hook", "https://example.com/hook#part", "javascript:alert(1)", "file:///etc/passwd",
+            "https://example.com:0/hook", "https://example.com:65536/hook", "https:example.com/hook"})
     void refusesUrlsThatAreNotPlainHttps(String url) {
         assertThrows(IllegalArgumentException.class, () -> prod.parse(url));
     }

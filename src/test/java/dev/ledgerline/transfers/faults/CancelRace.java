@@ -34,10 +34,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The owner's cancel and the pipeline's claim racing for the same row across instances. Transfers are scheduled
- * for one instant through all three instances; from just before that instant on, each is cancelled through an
- * instance other than the one that accepted it, while every instance's sweeper claims the rows as they fall due.
- * The cancels are spread over the two seconds in which the sweepers (one tick a second each) take the rows, so
- * some reach PostgreSQL before the claim, some after, and some together with it. Each transfer must end
+ * through all three instances to fall due 40 ms apart, and each is cancelled through an instance other than the one
+ * that accepted it, between 200 ms before and 700 ms after its instant, while every instance's sweeper (one tick a
+ * second each) claims the rows as they fall due. So some cancels reach PostgreSQL before the claim, some after, and
+ * some together with it, and the claims are shared by the instances. Each transfer must end
  * {@code cancelled} with no execution at the provider and a 200, or {@code sent} with exactly one execution and a
  * 409 {@code transfer-not-cancellable} — never both — and the provider does not deduplicate, so a send after a
  * cancel would show as an execution.
@@ -47,6 +47,8 @@ final class CancelRace {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String NOT_CANCELLABLE = "https://ledgerline.dev/problems/transfer-not-cancellable";
     private static final Duration ANSWER = Duration.ofSeconds(10);
+    /** How far apart the transfers fall due. */
+    private static final Duration STEP = Duration.ofMillis(40);
 
     /** What the race came to: how many of each end, and how many sent ones an instance other than the canceller claimed. */
     record Result(int cancelled, int sent, int claimedElsewhere, Map<String, Integer> claimsByInstance) {
@@ -72,13 +74,14 @@ final class CancelRace {
     }
 
     Result run(String token, int transfers) throws Exception {
-        Instant executeAt = Instant.now().plusSeconds(8).truncatedTo(ChronoUnit.MILLIS);
-        List<String> ids = create(token, transfers, executeAt);
-        assertTrue(Instant.now().isBefore(executeAt.minusMillis(500)),
+        Instant first = Instant.now().plusSeconds(8).truncatedTo(ChronoUnit.MILLIS);
+        List<String> ids = create(token, transfers, first);
+        assertTrue(Instant.now().isBefore(first.minusMillis(500)),
                 "cancel-race: every transfer created before its time, or the race is not one");
 
-        // cancel i leaves at executeAt - 200 ms + i * 2 s / n, through the instance after the one that accepted it
-        long t0 = System.nanoTime() + Duration.between(Instant.now(), executeAt).toNanos();
+        // transfer i falls due STEP * i after the first, so the three sweepers' ticks share the claims; its cancel
+        // leaves between 200 ms before and 700 ms after that instant, through the instance after the one that accepted it
+        long t0 = System.nanoTime() + Duration.between(Instant.now(), first).toNanos();
         ExecutorService cancellers = Executors.newFixedThreadPool(12);
         Map<String, HttpResponse<String>> cancels = new HashMap<>();
         Map<String, String> cancelledThrough = new HashMap<>();
@@ -88,7 +91,7 @@ final class CancelRace {
                 String id = ids.get(i);
                 ServiceInstance through = instances.get((i + 1) % instances.size());
                 cancelledThrough.put(id, through.id);
-                long leaveAt = t0 - Duration.ofMillis(200).toNanos() + i * Duration.ofSeconds(2).toNanos() / ids.size();
+                long leaveAt = t0 + i * STEP.toNanos() + Duration.ofMillis(100L * (i % 10) - 200).toNanos();
                 answers.add(cancellers.submit(() -> {
                     parkUntil(leaveAt);
                     return send(HttpRequest.newBuilder(URI.create(through.url() + "/v1/transfers/" + id + "/cancel"))
@@ -142,8 +145,8 @@ final class CancelRace {
         return result;
     }
 
-    /** Schedules the transfers for {@code executeAt}, through the instances in turn, six at a time. */
-    private List<String> create(String token, int transfers, Instant executeAt) throws Exception {
+    /** Schedules transfer i for {@code first} plus {@code STEP * i}, through the instances in turn, six at a time. */
+    private List<String> create(String token, int transfers, Instant first) throws Exception {
         ExecutorService creators = Executors.newFixedThreadPool(6);
         try {
             List<Future<HttpResponse<String>>> created = new ArrayList<>();
@@ -151,7 +154,7 @@ final class CancelRace {
                 ServiceInstance through = instances.get(i % instances.size());
                 String body = """
                         {"amount": %d, "currency": "EUR", "destination": {"iban": "DE89370400440532013000", "name": "Ada Lovelace"}, \
-                        "description": "cancel race", "executeAt": "%s"}""".formatted(7000 + i, executeAt);
+                        "description": "cancel race", "executeAt": "%s"}""".formatted(7000 + i, first.plus(STEP.multipliedBy(i)));
                 HttpRequest request = HttpRequest.newBuilder(URI.create(through.url() + "/v1/transfers"))
                         .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                         .header("Idempotency-Key", UUID.randomUUID().toString()).timeout(ANSWER)

@@ -434,9 +434,9 @@ class FaultsIT {
     }
 
     /**
-     * The owner's cancel against the pipeline's claim, across the three instances: 60 transfers scheduled for one
-     * instant, each cancelled through another instance than the one that accepted it while every instance's
-     * sweeper claims them ({@link CancelRace}). Each ends cancelled with no execution or sent with one, never both.
+     * The owner's cancel against the pipeline's claim, across the three instances: 60 transfers falling due 40 ms
+     * apart, each cancelled near its instant through another instance than the one that accepted it, while every
+     * instance's sweeper claims them ({@link CancelRace}). Each ends cancelled with no execution or sent with one, never both.
      */
     @Test
     @Order(12)

@@ -78,13 +78,20 @@ class PipelineTest {
      * The state machine's refusals live in the database, for any writer, not only in the service's statements: a
      * final transfer cannot change, a version moves by exactly one, and transfers (with their history) are kept.
      */
+    /**
+     * Each forbidden write below keeps the event feed's order (it sets feed_xid as every transition must), so only the
+     * rule under test can refuse it: without that, the feed's own rule refused them all, and a guard's other rules
+     * could be removed with this test still green.
+     */
+    private static final String IN_FEED_ORDER = "feed_xid = greatest(feed_xid, pg_current_xact_id())";
+
     @Test
     void theDatabaseRefusesAChangeAfterAFinalStatusAVersionJumpAndADelete() {
         String id = Api.create(writer("alice"), 1275);
         Await.status(id, "sent", DEADLINE);
 
         RuntimeException terminal = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
-                "UPDATE transfers SET status = 'reconciling', version = version + 1, last_actor = 'test' WHERE id = ?::uuid", id));
+                "UPDATE transfers SET status = 'reconciling', version = version + 1, last_actor = 'test', " + IN_FEED_ORDER + " WHERE id = ?::uuid", id));
         assertTrue(String.valueOf(terminal.getCause()).contains("cannot change"), terminal.toString());
         org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
                 () -> Db.update("DELETE FROM transfers WHERE id = ?::uuid", id));
@@ -95,7 +102,7 @@ class PipelineTest {
                         + "VALUES (?::uuid, 'guard', ?, 'fp', 10, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', 'test')",
                 open, "guard-" + open, Api.IBAN, "ll_" + open.replace("-", ""));
         RuntimeException jump = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
-                "UPDATE transfers SET status = 'processing', version = version + 2, last_actor = 'test' WHERE id = ?::uuid", open));
+                "UPDATE transfers SET status = 'processing', version = version + 2, last_actor = 'test', " + IN_FEED_ORDER + " WHERE id = ?::uuid", open));
         assertTrue(String.valueOf(jump.getCause()).contains("version must move"), jump.toString());
         RuntimeException silent = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> Db.update(
                 "UPDATE transfers SET status = 'processing', last_actor = 'test' WHERE id = ?::uuid", open));

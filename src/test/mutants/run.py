@@ -11,8 +11,9 @@ mutation there, runs ONLY the tests named for it with its own ports, and reads t
                 ConditionTimeoutException, any other *TimeoutException), or the run outlived --timeout
   ERROR         no assertion failed, and a named test errored otherwise, the build failed, or a named
                 test never ran
-  STALE PATTERN the text to find does not occur exactly once (within its scope): the code moved on and the
-                mutation must be updated; it is never silently skipped
+  STALE PATTERN the text to find does not occur exactly once (within its scope), or a later migration repeats
+                it (it redefines the trigger or function, so the earlier text no longer runs): the code moved
+                on and the mutation must be updated; it is never silently skipped
 
 How an assertion is told from a timeout: JUnit 5 reports a failed assertion as an
 org.opentest4j.AssertionFailedError (or java.lang.AssertionError / MultipleFailuresError), which surefire writes
@@ -122,10 +123,32 @@ def mutate(text, m):
     return text[:at] + m.replace + text[at + len(m.find):], None
 
 
+MIGRATION = re.compile(r"V(\d+)__[^/]*\.sql$")
+
+
+def superseded(m, root=ROOT):
+    """The later migration that repeats a migration mutation's text, or None. A later migration that defines the same
+    trigger or function again is what the database runs, so mutating the earlier one would change nothing."""
+    own = MIGRATION.search(m.path)
+    if not own:
+        return None
+    folder = os.path.join(root, os.path.dirname(m.path))
+    for name in sorted(os.listdir(folder)):
+        later = MIGRATION.search(name)
+        if later and int(later.group(1)) > int(own.group(1)):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                if m.find in f.read():
+                    return name
+    return None
+
+
 def check(m, root=ROOT):
     path = os.path.join(root, m.path)
     if not os.path.isfile(path):
         return None, f"{m.path} does not exist"
+    later = superseded(m, root)
+    if later:
+        return None, f"{later} repeats {m.find!r}: it redefines what {m.path} defined, so mutate it there"
     with open(path, encoding="utf-8") as f:
         return mutate(f.read(), m)
 

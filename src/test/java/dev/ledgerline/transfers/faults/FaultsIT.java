@@ -95,6 +95,14 @@ class FaultsIT {
         // skew that comes and goes within the suite's short load is seen in time
         env.put("LEDGERLINE_PIPELINE_CLOCK_SKEW_BOUND", "PT" + CLOCK_SKEW_BOUND.toMillis() / 1000.0 + "S");
         env.put("LEDGERLINE_PIPELINE_CLOCK_CHECK_EVERY", "1s");
+        // webhooks to a receiver in this JVM (plain http on 127.0.0.1, which prod refuses), with timings short enough
+        // that an instance killed mid-delivery is taken over in seconds; the lease stays twice the request timeout
+        env.put("LEDGERLINE_WEBHOOKS_ALLOW_HTTP", "true");
+        env.put("LEDGERLINE_WEBHOOKS_ALLOW_PRIVATE_HOSTS", "true");
+        env.put("LEDGERLINE_WEBHOOKS_REQUEST_TIMEOUT", "PT2S");
+        env.put("LEDGERLINE_WEBHOOKS_LEASE", "PT5S");
+        env.put("LEDGERLINE_WEBHOOKS_FIRST_BACKOFF", "PT0.2S");
+        env.put("LEDGERLINE_WEBHOOKS_MAX_BACKOFF", "PT1.6S");
         // quoted keys have no unambiguous environment-variable form: system properties instead
         List<String> props = List.of(
                 "-Dquarkus.fault-tolerance.\"dev.ledgerline.transfers.provider.ProviderClient/send\".circuit-breaker.delay=1000",

@@ -458,6 +458,28 @@ class FaultsIT {
         System.out.println(result.row());
     }
 
+    /**
+     * The instance delivering to a webhook endpoint is killed with a request on the wire ({@link WebhookKill}): once
+     * its lease expires another instance delivers every event of 45 transfers, signed and in order per transfer,
+     * never two requests at the receiver at once. The killed instance comes back as a new actor.
+     */
+    @Test
+    @Order(13)
+    void webhookDeliveriesOfAnInstanceKilledMidDeliveryStillHappen() throws Exception {
+        provider.ledger().setFaults(HEALTHY);
+        for (ServiceInstance instance : instances) {
+            instance.awaitReady(READY);
+        }
+        WebhookKill.Result result = new WebhookKill(instances, stack.postgres().jdbcUrl(), LocalPostgres.USER)
+                .run(issuer.token("webhooks-instance-killed-admin", Set.of("webhooks.admin")),
+                        issuer.writer("webhooks-instance-killed-user"), 45, Duration.ofSeconds(120),
+                        killed -> killed.restartAs(killed.id + "b"));
+        System.out.println(result.row());
+        for (ServiceInstance instance : instances) {
+            instance.awaitReady(READY);
+        }
+    }
+
     /** Moves the sandbox's clock and watches the instances' clock metrics meanwhile. */
     private static final class ClockSkew {
         final Set<String> heldOn = new java.util.TreeSet<>();

@@ -460,7 +460,7 @@ class FaultsIT {
 
     /**
      * The instance delivering to a webhook endpoint is killed with a request on the wire ({@link WebhookKill}): once
-     * its lease expires another instance delivers every event of 45 transfers, signed and in order per transfer,
+     * its lease expires another instance delivers every event of 20 transfers, signed and in order per transfer,
      * never two requests at the receiver at once. The killed instance comes back as a new actor.
      */
     @Test
@@ -472,7 +472,7 @@ class FaultsIT {
         }
         WebhookKill.Result result = new WebhookKill(instances, stack.postgres().jdbcUrl(), LocalPostgres.USER)
                 .run(issuer.token("webhooks-instance-killed-admin", Set.of("webhooks.admin")),
-                        issuer.writer("webhooks-instance-killed-user"), 45, Duration.ofSeconds(120),
+                        issuer.writer("webhooks-instance-killed-user"), 20, Duration.ofSeconds(120),
                         killed -> killed.restartAs(killed.id + "b"));
         System.out.println(result.row());
         for (ServiceInstance instance : instances) {

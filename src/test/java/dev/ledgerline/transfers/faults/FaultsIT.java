@@ -95,6 +95,14 @@ class FaultsIT {
         // skew that comes and goes within the suite's short load is seen in time
         env.put("LEDGERLINE_PIPELINE_CLOCK_SKEW_BOUND", "PT" + CLOCK_SKEW_BOUND.toMillis() / 1000.0 + "S");
         env.put("LEDGERLINE_PIPELINE_CLOCK_CHECK_EVERY", "1s");
+        // webhooks to a receiver in this JVM (plain http on 127.0.0.1, which prod refuses), with timings short enough
+        // that an instance killed mid-delivery is taken over in seconds; the lease stays twice the request timeout
+        env.put("LEDGERLINE_WEBHOOKS_ALLOW_HTTP", "true");
+        env.put("LEDGERLINE_WEBHOOKS_ALLOW_PRIVATE_HOSTS", "true");
+        env.put("LEDGERLINE_WEBHOOKS_REQUEST_TIMEOUT", "PT2S");
+        env.put("LEDGERLINE_WEBHOOKS_LEASE", "PT5S");
+        env.put("LEDGERLINE_WEBHOOKS_FIRST_BACKOFF", "PT0.2S");
+        env.put("LEDGERLINE_WEBHOOKS_MAX_BACKOFF", "PT1.6S");
         // quoted keys have no unambiguous environment-variable form: system properties instead
         List<String> props = List.of(
                 "-Dquarkus.fault-tolerance.\"dev.ledgerline.transfers.provider.ProviderClient/send\".circuit-breaker.delay=1000",
@@ -448,6 +456,28 @@ class FaultsIT {
         CancelRace.Result result = new CancelRace(instances, provider.ledger(), stack.postgres().jdbcUrl(), LocalPostgres.USER)
                 .run(issuer.writer("cancel-race-user"), 60);
         System.out.println(result.row());
+    }
+
+    /**
+     * The instance delivering to a webhook endpoint is killed with a request on the wire ({@link WebhookKill}): once
+     * its lease expires another instance delivers every event of 20 transfers, signed and in order per transfer,
+     * never two requests at the receiver at once. The killed instance comes back as a new actor.
+     */
+    @Test
+    @Order(13)
+    void webhookDeliveriesOfAnInstanceKilledMidDeliveryStillHappen() throws Exception {
+        provider.ledger().setFaults(HEALTHY);
+        for (ServiceInstance instance : instances) {
+            instance.awaitReady(READY);
+        }
+        WebhookKill.Result result = new WebhookKill(instances, stack.postgres().jdbcUrl(), LocalPostgres.USER)
+                .run(issuer.token("webhooks-instance-killed-admin", Set.of("webhooks.admin")),
+                        issuer.writer("webhooks-instance-killed-user"), 20, Duration.ofSeconds(120),
+                        killed -> killed.restartAs(killed.id + "b"));
+        System.out.println(result.row());
+        for (ServiceInstance instance : instances) {
+            instance.awaitReady(READY);
+        }
     }
 
     /** Moves the sandbox's clock and watches the instances' clock metrics meanwhile. */

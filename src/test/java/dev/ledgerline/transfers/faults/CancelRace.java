@@ -22,7 +22,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -75,7 +74,9 @@ final class CancelRace {
 
     Result run(String token, int transfers) throws Exception {
         Instant first = Instant.now().plusSeconds(8).truncatedTo(ChronoUnit.MILLIS);
-        List<String> ids = create(token, transfers, first);
+        List<String> ids = ScenarioTransfers.create(instances, http, token, transfers,
+                i -> ScenarioTransfers.body(7000 + i, "cancel race", ", \"executeAt\": \"" + first.plus(STEP.multipliedBy(i)) + "\""),
+                "cancel-race");
         assertTrue(Instant.now().isBefore(first.minusMillis(500)),
                 "cancel-race: every transfer created before its time, or the race is not one");
 
@@ -143,34 +144,6 @@ final class CancelRace {
         assertTrue(cancelled > 0 && sent > 0, "cancel-race: both sides won some races: " + result.row());
         assertTrue(claimedElsewhere > 0, "cancel-race: no claim was made by an instance other than the canceller: " + result.row());
         return result;
-    }
-
-    /** Schedules transfer i for {@code first} plus {@code STEP * i}, through the instances in turn, six at a time. */
-    private List<String> create(String token, int transfers, Instant first) throws Exception {
-        ExecutorService creators = Executors.newFixedThreadPool(6);
-        try {
-            List<Future<HttpResponse<String>>> created = new ArrayList<>();
-            for (int i = 0; i < transfers; i++) {
-                ServiceInstance through = instances.get(i % instances.size());
-                String body = """
-                        {"amount": %d, "currency": "EUR", "destination": {"iban": "DE89370400440532013000", "name": "Ada Lovelace"}, \
-                        "description": "cancel race", "executeAt": "%s"}""".formatted(7000 + i, first.plus(STEP.multipliedBy(i)));
-                HttpRequest request = HttpRequest.newBuilder(URI.create(through.url() + "/v1/transfers"))
-                        .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                        .header("Idempotency-Key", UUID.randomUUID().toString()).timeout(ANSWER)
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-                created.add(creators.submit(() -> send(request)));
-            }
-            List<String> ids = new ArrayList<>();
-            for (Future<HttpResponse<String>> answer : created) {
-                HttpResponse<String> response = answer.get(30, TimeUnit.SECONDS);
-                assertEquals(201, response.statusCode(), "cancel-race: scheduled: " + response.body());
-                ids.add(JSON.readTree(response.body()).path("id").asText());
-            }
-            return ids;
-        } finally {
-            creators.shutdownNow();
-        }
     }
 
     private HttpResponse<String> send(HttpRequest request) throws Exception {

@@ -29,12 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -108,7 +104,8 @@ final class WebhookKill {
 
     private Result deliver(Receiver receiver, String endpoint, String secret, String writerToken, int transfers,
                            Duration within, Restart restart) throws Exception {
-        List<String> ids = create(writerToken, transfers);
+        List<String> ids = ScenarioTransfers.create(instances, http, writerToken, transfers,
+                i -> ScenarioTransfers.body(9000 + i, "webhook kill", ""), SCENARIO);
 
         // freeze the lease holder while a request is on the wire; keep it only if it still holds the lease and an
         // event reached the receiver that the endpoint's cursor never passed (the 2xx it will never read)
@@ -203,34 +200,6 @@ final class WebhookKill {
         assertEquals(0, receiver.cut.get(), SCENARIO + ": requests cut off before their body arrived");
         return new Result(expected.size(), all.size(), duplicates, receiver.maxInFlight.get(), holderBefore, holdersAfter,
                 deliveredAfterBy, unacknowledged, secondsToAll);
-    }
-
-    /** Creates transfers through the instances in turn, six at a time; their ids. */
-    private List<String> create(String token, int transfers) throws Exception {
-        ExecutorService creators = Executors.newFixedThreadPool(6);
-        try {
-            List<Future<HttpResponse<String>>> created = new ArrayList<>();
-            for (int i = 0; i < transfers; i++) {
-                ServiceInstance through = instances.get(i % instances.size());
-                String body = """
-                        {"amount": %d, "currency": "EUR", "destination": {"iban": "DE89370400440532013000", "name": "Ada Lovelace"}, \
-                        "description": "webhook kill"}""".formatted(9000 + i);
-                HttpRequest request = HttpRequest.newBuilder(URI.create(through.url() + "/v1/transfers"))
-                        .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                        .header("Idempotency-Key", UUID.randomUUID().toString()).timeout(ANSWER)
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-                created.add(creators.submit(() -> send(request)));
-            }
-            List<String> ids = new ArrayList<>();
-            for (Future<HttpResponse<String>> answer : created) {
-                HttpResponse<String> response = answer.get(30, TimeUnit.SECONDS);
-                assertEquals(201, response.statusCode(), SCENARIO + ": created: " + response.body());
-                ids.add(JSON.readTree(response.body()).path("id").asText());
-            }
-            return ids;
-        } finally {
-            creators.shutdownNow();
-        }
     }
 
     /** DELETE through the first instance that answers (the restarted one may not listen yet); the status. */

@@ -1,0 +1,195 @@
+package dev.ledgerline.devstack;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A real PostgreSQL 17 server (zonky's embedded binaries) owned by this JVM. It can be stopped and
+ * started again on the same port and data directory, so tests can take the database away and give it
+ * back without touching the machine's own PostgreSQL.
+ */
+public final class LocalPostgres implements AutoCloseable {
+
+    public static final String DATABASE = "postgres";
+    public static final String USER = "postgres";
+
+    private static final Pattern PARAMETER = Pattern.compile("[a-z_]+");
+    private static final Pattern VALUE = Pattern.compile("[A-Za-z0-9_.]+");
+
+    private final int port;
+    private final Path dataDir;
+    private EmbeddedPostgres server;
+
+    private LocalPostgres(int port, Path dataDir) {
+        this.port = port;
+        this.dataDir = dataDir;
+    }
+
+    /** Starts a fresh cluster on a free loopback port. */
+    public static LocalPostgres start() throws IOException {
+        LocalPostgres pg = new LocalPostgres(FreePorts.find(), Files.createTempDirectory("ledgerline-pg-"));
+        pg.launch();
+        return pg;
+    }
+
+    private void launch() throws IOException {
+        server = EmbeddedPostgres.builder()
+                .setPort(port)
+                .setDataDirectory(dataDir)
+                .setCleanDataDirectory(false) // the data outlives stop(); close() deletes it
+                .setPGStartupWait(Duration.ofSeconds(30))
+                .setServerConfig("max_connections", "200")
+                .setServerConfig("fsync", "off")
+                .setServerConfig("synchronous_commit", "off")
+                .setServerConfig("full_page_writes", "off")
+                .setServerConfig("listen_addresses", "127.0.0.1")
+                .setServerConfig("track_counts", "on")
+                // lets tests count the statements the service really sent (e.g. "a replay writes nothing")
+                .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                .setServerConfig("pg_stat_statements.track", "all")
+                .setOutputRedirector(ProcessBuilder.Redirect.DISCARD)
+                .setErrorRedirector(ProcessBuilder.Redirect.DISCARD)
+                .start();
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String reactiveUrl() {
+        return "postgresql://127.0.0.1:" + port + "/" + DATABASE;
+    }
+
+    public String jdbcUrl() {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** The postmaster's pid, read from its pid file. */
+    public long pid() throws IOException {
+        List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
+        return Long.parseLong(lines.get(0).trim());
+    }
+
+    /** Stops the server (fast shutdown) but keeps its data. */
+    public void stop() throws IOException {
+        if (server != null) {
+            // closing with a kept data directory is a plain pg_ctl stop
+            server.close();
+            server = null;
+        }
+    }
+
+    /**
+     * Crashes the server: an immediate shutdown (SIGQUIT to the postmaster, which is what {@code pg_ctl stop -m
+     * immediate} sends), so no server process writes anything more, not even the WAL still in shared memory.
+     * With {@code synchronous_commit=off} the commits acknowledged in the last moments before are gone; the data
+     * directory stays, and {@link #startAgain()} recovers from the WAL that reached the files, without them.
+     */
+    public void crash() throws IOException {
+        if (server == null) {
+            return;
+        }
+        long pid = pid();
+        Signals.send("QUIT", pid);
+        awaitExit(pid, Duration.ofSeconds(30));
+        // The postmaster removes its pid file on the way out, immediate shutdown included. One left behind by a
+        // process that is gone would make the next start refuse the data directory, so it must not survive this.
+        Path pidFile = dataDir.resolve("postmaster.pid");
+        if (Files.exists(pidFile) && Long.parseLong(Files.readAllLines(pidFile).get(0).trim()) == pid) {
+            Files.delete(pidFile);
+        }
+        releaseCrashed();
+    }
+
+    private static void awaitExit(long pid, Duration within) throws IOException {
+        Optional<ProcessHandle> postmaster = ProcessHandle.of(pid);
+        if (postmaster.isEmpty()) {
+            return;
+        }
+        try {
+            postmaster.get().onExit().get(within.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while PostgreSQL " + pid + " shut down", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("PostgreSQL " + pid + " did not exit within " + within + " of SIGQUIT", e);
+        }
+    }
+
+    /**
+     * Lets go of the crashed server's handle, which holds a lock on the data directory that the next start needs.
+     * Its close() also runs a fast pg_ctl stop, which fails on a server that is gone and logs that as an error:
+     * muted here, since the server being gone is the point.
+     */
+    private void releaseCrashed() throws IOException {
+        Logger zonky = Logger.getLogger(EmbeddedPostgres.class.getName());
+        Level before = zonky.getLevel();
+        zonky.setLevel(Level.OFF);
+        try {
+            server.close();
+        } finally {
+            zonky.setLevel(before);
+            server = null;
+        }
+    }
+
+    /** Starts the stopped or crashed server again on the same port with the same data. */
+    public void startAgain() throws IOException {
+        if (server == null) {
+            launch();
+        }
+    }
+
+    /**
+     * Sets a parameter that a reload applies ({@code ALTER SYSTEM}, then {@code pg_reload_conf()}), or resets it
+     * with {@code null}. It is written to the data directory, so it holds through stops and crashes until reset.
+     */
+    public void setReloadable(String parameter, String value) throws SQLException {
+        if (!PARAMETER.matcher(parameter).matches() || value != null && !VALUE.matcher(value).matches()) {
+            throw new IllegalArgumentException("not a plain parameter setting: " + parameter + " = " + value);
+        }
+        try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            st.execute(value == null ? "ALTER SYSTEM RESET " + parameter : "ALTER SYSTEM SET " + parameter + " = '" + value + "'");
+            st.execute("SELECT pg_reload_conf()");
+        }
+    }
+
+    public boolean isRunning() {
+        return server != null;
+    }
+
+    @Override
+    public void close() throws IOException {
+        stop();
+        deleteRecursively(dataDir);
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}

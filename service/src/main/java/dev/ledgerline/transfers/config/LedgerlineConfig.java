@@ -1,0 +1,501 @@
+package dev.ledgerline.transfers.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Every setting of the service, under {@code ledgerline.*}. A length of time is a {@link Duration} ({@code PT2S},
+ * {@code 250ms}, {@code 2s}), with three kinds of exception: {@code timeout-ms} and {@code breaker.delay-ms} are
+ * milliseconds because SmallRye Fault Tolerance reads them as such ({@link Provider#timeout()} is the timeout as a
+ * {@code Duration}); the {@code *-every} settings are schedules that {@code @Scheduled} reads, which also takes
+ * {@code off}; and the {@code *-seconds} settings are the whole seconds of a header ({@code Retry-After},
+ * {@code Prefer: wait}).
+ */
+@ConfigMapping(prefix = "ledgerline")
+public interface LedgerlineConfig {
+
+    /** Name of this instance in leases, events and logs; defaults to host name and pid. */
+    Optional<String> instanceId();
+
+    Transfers transfers();
+
+    Idempotency idempotency();
+
+    Pipeline pipeline();
+
+    Provider provider();
+
+    Overload overload();
+
+    Events events();
+
+    Webhooks webhooks();
+
+    /**
+     * Webhooks: the event feed pushed to registered HTTP endpoints (docs/webhooks.md). Each endpoint follows the feed
+     * with its own cursor; one instance at a time delivers to it, under a lease.
+     */
+    interface Webhooks {
+        /**
+         * How often each instance looks for endpoints with a delivery due (the scheduler's tick: 1 s at the least); a
+         * retry also gets a timer of its own, so it is not late by up to a tick. The scheduler reads the property itself; typed here so that a
+         * value that is no duration stops the start.
+         */
+        @WithDefault("1s")
+        Duration deliverEvery();
+
+        /** The longest one delivery may take, connect to last byte of the answer; beyond it the attempt failed. */
+        @WithDefault("PT10S")
+        Duration requestTimeout();
+
+        /**
+         * How long an instance holds an endpoint it delivers to; renewed with each acknowledged event. Must exceed
+         * request-timeout: an instance sends only while its lease outlasts the request, so a lease that ran out
+         * (the instance died or stalled) means no request of that instance can still be in flight.
+         */
+        @WithDefault("PT1M")
+        Duration lease();
+
+        /** Back-off after the first failed attempt at an event; it doubles with each further one, with jitter. */
+        @WithDefault("PT1S")
+        Duration firstBackoff();
+
+        /** The longest back-off between two attempts, also once the endpoint is marked failing. */
+        @WithDefault("PT1H")
+        Duration maxBackoff();
+
+        /**
+         * How long an endpoint may keep failing one event before it is marked failing (gauge
+         * ledgerline_webhooks_endpoints_failing, alert LedgerlineWebhookEndpointFailing). Delivery goes on at
+         * max-backoff; nothing is skipped.
+         */
+        @WithDefault("P3D")
+        Duration giveUpAfter();
+
+        /** Events one endpoint is sent, at most, per lease. */
+        @WithDefault("100")
+        int batch();
+
+        /** Endpoints one instance leases, at most, per round (delivered to side by side). */
+        @WithDefault("16")
+        int endpointsPerRound();
+
+        /** Delivery attempts kept per endpoint for GET /v1/webhook-endpoints/{id}/deliveries; older ones are pruned. */
+        @WithDefault("500")
+        int keepAttempts();
+
+        /** Bytes of an endpoint's answer that are read; the rest is discarded unread. */
+        @WithDefault("4096")
+        int maxResponseBytes();
+
+        /**
+         * Whether an endpoint URL may use plain http; prod requires https (dev and test allow http, for local
+         * receivers).
+         */
+        @WithDefault("false")
+        boolean allowHttp();
+
+        /**
+         * Whether an endpoint may resolve to a loopback, private, link-local, unique-local, cloud-metadata or
+         * unspecified address. Off in prod (server-side request forgery); dev and test allow them.
+         */
+        @WithDefault("false")
+        boolean allowPrivateHosts();
+    }
+
+    /** The event feed, {@code GET /v1/events} (docs/http.md "The event feed"). */
+    interface Events {
+        /** How far back the feed answers; a cursor older than this is refused with 410, never moved forward. */
+        @WithDefault("P30D")
+        Duration retention();
+
+        /** How often a held feed request ({@code Prefer: wait}) looks again for events past its cursor. */
+        @WithDefault("PT0.2S")
+        Duration pollEvery();
+    }
+
+    /**
+     * What the service does when accepts outpace the pipeline (docs/operating.md "Overload"): beyond a bound on the
+     * pending backlog, {@code POST /v1/transfers} answers 503 with Retry-After before writing anything.
+     */
+    interface Overload {
+        /** Pending transfers, across all instances, beyond which new transfers are refused; 0 turns the bound off. */
+        @WithDefault("20000")
+        int maxPending();
+
+        /**
+         * How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). The
+         * scheduler reads the property itself; typed here so that a value that is no duration stops the start.
+         */
+        @WithDefault("500ms")
+        Duration checkEvery();
+
+        /** Retry-After, in seconds, sent with a refusal for overload. */
+        @WithDefault("5")
+        int retryAfterSeconds();
+    }
+
+    ApiDocs apiDocs();
+
+    interface ApiDocs {
+        /**
+         * Serves the contract (openapi.yaml) at /q/openapi and Swagger UI at /q/swagger-ui, in prod too, so ops can
+         * read it from a running instance; application.properties passes it to the two Quarkus switches.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
+    RateLimit rateLimit();
+
+    Redis redis();
+
+    /**
+     * The one guard on every Redis command (redis/RedisCommands, docs/operating.md "Recovery and overload"): a timeout per
+     * command and a count-based circuit breaker shared by the lock, the rate limiter and the idempotency fast path.
+     * While it is open, those paths use their fallbacks (PostgreSQL, local buckets) instead of waiting for Redis.
+     */
+    interface Redis {
+        /** Longest wait for one command's answer; a timeout counts against Redis only if Redis answered nothing meanwhile. */
+        @WithDefault("250ms")
+        Duration timeout();
+
+        Breaker breaker();
+
+        interface Breaker {
+            /** Calls the breaker judges at once: the ratio below is taken over the last this many calls that got a verdict. */
+            @WithDefault("8")
+            int requestVolume();
+
+            /** Share of failed calls in that window, in (0, 1], that opens the breaker. */
+            @WithDefault("0.5")
+            double failureRatio();
+
+            /** How long an open breaker refuses commands before it lets one trial through; its success closes it. */
+            @WithDefault("PT2S")
+            Duration delay();
+        }
+    }
+
+    TokenCache tokenCache();
+
+    /** Bearer tokens verified a moment ago are not verified again (security/VerifiedTokens). */
+    interface TokenCache {
+        /** Verified tokens remembered at most; 0 verifies every request in full. */
+        @WithDefault("10000")
+        int maxEntries();
+
+        /** How long one verification is trusted at most; never beyond the token's own exp. */
+        @WithDefault("PT60S")
+        Duration ttl();
+    }
+
+    /**
+     * Per-principal request rates (token buckets). The buckets live in Redis so that every instance
+     * draws from the same one; while Redis cannot answer, each instance keeps its own bucket with the
+     * same rate, so the limit loosens by at most the number of instances and never disappears.
+     */
+    interface RateLimit {
+        /** Switches the limiter off entirely (for load tests); on by default. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** {@code POST /v1/transfers}: creating transfers (20 per second, 40 at once, in application.properties). */
+        Bucket writes();
+
+        /**
+         * {@code GET /v1/transfers/**}: reading transfers, their history and the operations listing (100 per second, 200
+         * at once, in application.properties).
+         */
+        Bucket reads();
+
+        /** Principals whose in-memory fallback buckets this instance keeps at most; the idlest are dropped first. */
+        @WithDefault("100000")
+        int maxLocalBuckets();
+    }
+
+    /**
+     * One principal's token bucket: refills at {@code per-second} up to {@code burst} requests. The write and the read
+     * bucket are this one type; their numbers are set in application.properties, so each has its own.
+     */
+    interface Bucket {
+        /** Sustained requests one principal may make per second (fractions allowed, e.g. 0.5). */
+        double perSecond();
+
+        /** Requests one principal may make at once after being idle: the bucket's size. */
+        int burst();
+    }
+
+
+    interface Transfers {
+        /** Largest amount accepted, in minor units. */
+        @WithDefault("100000000")
+        long maxAmount();
+
+        /** ISO 4217 codes accepted. */
+        @WithDefault("EUR,GBP,USD,CHF,SEK,DKK,NOK,PLN,CZK")
+        Set<String> currencies();
+
+        /** Longest beneficiary name, in characters. */
+        @WithDefault("140")
+        int maxNameLength();
+
+        /** Longest description, in characters. */
+        @WithDefault("140")
+        int maxDescriptionLength();
+
+        /** Largest request body, in bytes; larger bodies get 413. */
+        @WithDefault("16384")
+        int maxBodyBytes();
+
+        /**
+         * Longest time a client may take to send a request body once its headers are in; the connection is
+         * closed after it. Vert.x's idle timeout alone never fires for a client that trickles a byte now and then.
+         */
+        @WithDefault("PT10S")
+        Duration bodyTimeout();
+
+        /** Requests that may wait at once on this instance ({@code Prefer: wait}); beyond it they answer at once. */
+        @WithDefault("10000")
+        int maxWaitingRequests();
+
+        /**
+         * Long polls one principal may hold at once on this instance; one more GET gets 429, one more POST is
+         * answered at once without waiting.
+         */
+        @WithDefault("10")
+        int maxWaitingPerPrincipal();
+
+        /** Longest {@code Prefer: wait=N} honoured, in seconds. */
+        @WithDefault("30")
+        int maxWaitSeconds();
+
+        /** Largest page of the operations listing. */
+        @WithDefault("200")
+        int maxPageSize();
+
+        /** How long a request waits for PostgreSQL before answering 503 (the write may still commit: retry with the key). */
+        @WithDefault("PT5S")
+        Duration databaseTimeout();
+    }
+
+    /** The dev/test default of {@code ledgerline.idempotency.reference-secret}; prod refuses it. */
+    String DEV_REFERENCE_SECRET = "ledgerline-dev-reference-secret";
+
+    interface Idempotency {
+        /** How long a completed key is answered from Redis without touching PostgreSQL. */
+        @WithDefault("PT24H")
+        Duration retention();
+
+        /**
+         * Generation of the Redis idempotency entries: raising it retires every entry at once. Not a step of the
+         * database restore procedure: the entries are the record of which intents were sent, and a retry whose
+         * entry names a row the database lost re-creates that row for a provider lookup
+         * (docs/operating.md "Restoring PostgreSQL from a backup").
+         */
+        @WithDefault("1")
+        int generation();
+
+        /**
+         * The key under which each transfer's provider reference is derived from its intent (an HMAC over the
+         * principal and the Idempotency-Key), so a row the database lost and re-created carries the reference the
+         * provider already knows. Set it once per deployment and never change it: a reference derived under another
+         * secret is a new payment to the provider. Prod refuses to start with the dev/test default.
+         */
+        @WithDefault(DEV_REFERENCE_SECRET)
+        String referenceSecret();
+
+        /** How long an in-flight marker may block a key if its request dies before completing. */
+        @WithDefault("PT10S")
+        Duration inFlightTtl();
+
+        /** Retry-After sent with 409 idempotency-key-in-use. */
+        @WithDefault("1")
+        int retryAfterSeconds();
+    }
+
+    interface Pipeline {
+        /** Redis lock TTL; must exceed the provider timeout plus margin. */
+        @WithDefault("PT15S")
+        Duration lockTtl();
+
+        /** Database lease of a claim; must exceed the provider timeout plus margin. */
+        @WithDefault("PT20S")
+        Duration lease();
+
+        /** Margin the lock and the lease must leave beyond the provider timeout. */
+        @WithDefault("PT2S")
+        Duration margin();
+
+        /**
+         * Transfers processed at once by this instance; beyond it, dispatch waits for the sweeper. A pass spends most
+         * of its time waiting (for a pooled connection, the provider, its fence batch), so the bound sits well above
+         * the pool size: at 64, an instance near its limit deferred a third of its transfers to the sweeper, which
+         * costs each of them a Redis lock, a sweep query and the pending grace (bench/DBCOST.md, "The service
+         * itself"). It stays below the provider bulkhead's 64 running plus 256 queued sends.
+         */
+        @WithDefault("256")
+        int maxInFlight();
+
+        /** How often the sweeper looks for dropped, expired and reconciling transfers (read by the scheduler too). */
+        @WithDefault("1s")
+        Duration sweepEvery();
+
+        /** Rows taken per sweep and per kind; a backlog of pending rows is taken batch after batch, each at most this large. */
+        @WithDefault("50")
+        int sweepBatch();
+
+        /**
+         * In-flight slots the sweeper leaves to dispatch on accept: while it drains a backlog it fills at most
+         * {@code max-in-flight} less this, so transfers accepted meanwhile still start at once.
+         */
+        @WithDefault("16")
+        int acceptReserve();
+
+        /**
+         * Longest the sweeper keeps taking batches of pending rows before it turns to expired leases and
+         * reconciliation; then it goes on with the backlog at once, without waiting for {@code sweep-every}.
+         */
+        @WithDefault("PT1S")
+        Duration drainSlice();
+
+        /**
+         * On shutdown, how long the passes in flight may take to finish before the process exits anyway; a pass
+         * cut off is left as a crash would leave it (its lease expires and another instance reconciles it).
+         */
+        @WithDefault("PT8S")
+        Duration shutdownGrace();
+
+        /** A pending transfer untouched this long is taken by the sweeper. */
+        @WithDefault("PT2S")
+        Duration pendingGrace();
+
+        /** First back-off after an unknown outcome; doubles per attempt up to the maximum. */
+        @WithDefault("PT1S")
+        Duration retryBackoff();
+
+        /** Longest back-off between reconciliation attempts. */
+        @WithDefault("PT60S")
+        Duration maxRetryBackoff();
+
+        /** When Redis is unavailable, still process (the database claim guards) rather than wait. */
+        @WithDefault("true")
+        boolean proceedWithoutLock();
+
+        /**
+         * Sends of one transfer that the provider refused with a 4xx it does not explain (401, 403, 409, 429, …) and
+         * then did not know at lookup: after this many, the reconciler stops resending and parks the transfer in
+         * {@code reconciling} for an operator (docs/operating.md "A parked transfer") instead of looping
+         * lookup → resend without end. Timeouts and 5xx (an outage) never park: they back off and retry.
+         */
+        @WithDefault("5")
+        int maxRefusedSends();
+
+        /**
+         * Sends of one transfer, first send included, after which the reconciler parks it instead of resending:
+         * whatever made every one of them end unknown (a 412, a send the deadline kept in the process, a replayed
+         * 5xx, a lookup answering a status the service does not know), the cycle unknown -> lookup -> resend ends.
+         */
+        @WithDefault("10")
+        int maxSends();
+
+        /**
+         * How far the clocks that decide a send's deadline may disagree: PostgreSQL's (which fixes the deadline) and
+         * the provider's (which enforces it). Part of the settle time after a send's deadline. While a measured
+         * offset exceeds it, no new send is claimed (docs/safety.md "Why it is safe"). At least 1.6 s: the provider's clock is
+         * read off its {@code Date} header, in whole seconds.
+         */
+        @WithDefault("PT2S")
+        Duration clockSkewBound();
+
+        /** How often each instance measures the clock offsets {@code clock-skew-bound} is held against (read by the scheduler too). */
+        @WithDefault("5s")
+        Duration clockCheckEvery();
+    }
+
+    interface Provider {
+        /**
+         * Timeout of one provider call in milliseconds; the fault-tolerance {@code @Timeout} of
+         * {@code ProviderClient} reads this value, and the lock TTL and lease must cover it.
+         */
+        @WithDefault("5000")
+        long timeoutMs();
+
+        /** {@link #timeoutMs()} as a {@code Duration}. */
+        default Duration timeout() {
+            return Duration.ofMillis(timeoutMs());
+        }
+
+        /**
+         * The circuit breaker of each provider call: sends ({@code provider-send}) and lookups ({@code provider-lookup})
+         * have one each. While one is open its calls fail at once, unknown, without reaching the provider, and the
+         * pipeline waits (docs/operating.md "After a provider outage").
+         */
+        Breaker breaker();
+
+        /** The provider's breakers; SmallRye Fault Tolerance reads these through application.properties. */
+        interface Breaker {
+            /** Calls the breaker judges at once: it opens when {@code failure-ratio} of the last this many failed. */
+            @WithDefault("10")
+            int requestVolume();
+
+            /** Share of failed calls in that window, in (0, 1], that opens the breaker. */
+            @WithDefault("0.5")
+            double failureRatio();
+
+            /**
+             * How long an open breaker refuses calls before it lets trial calls through, in milliseconds (the unit
+             * SmallRye Fault Tolerance reads).
+             */
+            @WithDefault("5000")
+            long delayMs();
+
+            /** Trial calls that must succeed, one after the other, before a half-open breaker closes again. */
+            @WithDefault("2")
+            int successThreshold();
+        }
+
+        /** How many provider calls of each kind (sends, lookups) run at once and how many wait for a turn. */
+        Bulkhead bulkhead();
+
+        /** The provider's bulkheads; SmallRye Fault Tolerance reads these through application.properties. */
+        interface Bulkhead {
+            /**
+             * Calls of one kind running at once. The REST client keeps as many connections to the provider, so a send
+             * let through never waits for a connection after {@code DeadlineFilter} checked its deadline.
+             */
+            @WithDefault("64")
+            int maxConcurrent();
+
+            /**
+             * Calls of one kind waiting for a turn; one more fails at once, unknown. A send that waited here past its
+             * deadline is not written.
+             */
+            @WithDefault("256")
+            int waitingQueue();
+        }
+
+        /**
+         * The provider's stated bound on how far its lookups may lag behind its executions. The reconciler decides
+         * nothing from a lookup until an earlier send's deadline, the clock margin and this lag have all passed.
+         */
+        @WithDefault("PT0S")
+        Duration lookupLag();
+
+        /**
+         * How long the provider keeps an idempotency key (24 h at many PSPs, 30 minutes at some). After it, a resend
+         * under the same reference would be a new payment; so no send of a reference leaves once its first send is
+         * older than this less {@code key-window-margin}, and such a transfer is parked for an operator.
+         */
+        @WithDefault("PT24H")
+        Duration keyWindow();
+
+        /** How long before the end of the provider's key window the service stops sending a reference. */
+        @WithDefault("PT10M")
+        Duration keyWindowMargin();
+    }
+}

@@ -385,7 +385,10 @@ ANALYSES = [
     ("FINDINGS.md", "what this run shows: what changed, measured side by side; what bounds new transfers and replays;"
                     " tail latency at half load; the targets above"),
     ("DBCOST.md", "what one transfer costs PostgreSQL, before and after V5 and beside the seed's minimal SQL"
-                  " (`bench/dbcost.sh`), and what the running service costs it (`bench/servicecost.sh`)"),
+                  " (`bench/dbcost.sh`), what the running service costs it (`bench/servicecost.sh`), and what the"
+                  " webhook deliveries add"),
+    ("WEBHOOKS.md", "webhook deliveries per second of one instance to 1, 4 and 16 endpoints, what bounds them,"
+                    " and their CPU per delivery (`bench/webhookrate.sh`)"),
     ("RECOVERY.md", "a drain after a provider outage, overload at twice the capacity, graceful shutdown and a soak"
                     " (`bench/recovery.sh`, `bench/soak.sh`)"),
     ("FT-AB.md", "the Redis guard: the hand-written breaker against SmallRye Fault Tolerance (`bench/ft-ab.sh`)"),

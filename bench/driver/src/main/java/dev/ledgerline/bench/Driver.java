@@ -34,6 +34,8 @@ import java.util.regex.Pattern;
  * Benchmark driver for Ledgerline Transfers. Subcommands:
  * <ul>
  *   <li>{@code keys DIR} — a throwaway RSA key pair: DIR/public.pem (for MP_JWT_VERIFY_PUBLICKEY_LOCATION), DIR/private.pk8</li>
+ *   <li>{@code token KEY.pk8 SUBJECT GROUP...} — prints a token of those groups (e.g. {@code webhooks.admin}), signed as
+ *       the load's tokens are</li>
  *   <li>{@code provider PORT} — the zero-latency provider stand-in (see {@link ProviderStandIn})</li>
  *   <li>{@code static PORT [REPLAY-PREFIX]} — the calibration target: a fixed transfer, answered at once (see {@link StaticResponder})</li>
  *   <li>{@code wrk-script KEY.pk8 OUT.lua SEED-PREFIX SEED-COUNT} — a {@code wrk} script sending exactly the replays of
@@ -55,11 +57,13 @@ public final class Driver {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            throw new IllegalArgumentException("usage: keys|provider|static|wrk-script|seed|load|serve|chart ...");
+            throw new IllegalArgumentException("usage: keys|token|provider|static|wrk-script|seed|load|serve|chart ...");
         }
         String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
         switch (args[0]) {
             case "keys" -> keys(Path.of(rest[0]));
+            case "token" -> System.out.println(token(Path.of(rest[0]), rest[1],
+                    java.util.Arrays.copyOfRange(rest, 2, rest.length)));
             case "provider" -> ProviderStandIn.main(rest);
             case "static" -> StaticResponder.main(rest);
             case "wrk-script" -> wrkScript(Path.of(rest[0]), Path.of(rest[1]), rest[2], Integer.parseInt(rest[3]));
@@ -114,11 +118,16 @@ public final class Driver {
 
     /** An RS256 JWT as the service expects it: issuer, audience, subject, groups, one hour of validity. */
     static String token(Path privateKey, String subject) throws Exception {
+        return token(privateKey, subject, "transfers.write", "transfers.read");
+    }
+
+    /** The same with other groups (the service's scopes). */
+    static String token(Path privateKey, String subject, String... groups) throws Exception {
         PrivateKey key = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Files.readAllBytes(privateKey)));
         long now = System.currentTimeMillis() / 1000;
         String header = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
         String claims = "{\"iss\":\"https://ledgerline.dev/issuer\",\"aud\":\"ledgerline-transfers\",\"sub\":\"" + subject
-                + "\",\"upn\":\"" + subject + "\",\"groups\":[\"transfers.write\",\"transfers.read\"],\"iat\":" + now
+                + "\",\"upn\":\"" + subject + "\",\"groups\":[\"" + String.join("\",\"", groups) + "\"],\"iat\":" + now
                 + ",\"exp\":" + (now + 3600) + ",\"jti\":\"" + java.util.UUID.randomUUID() + "\"}";
         Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
         String signingInput = b64.encodeToString(header.getBytes(StandardCharsets.UTF_8)) + "."

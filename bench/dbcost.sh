@@ -80,7 +80,7 @@ schema() { # db spec: parts joined by '+', each "migrations", "migrations<=N" or
     case "$part" in
       migrations*)
         max=${part#migrations}; max=${max#<=}; [ -z "$max" ] && max=999
-        for f in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do   # Flyway's order
+        for f in $(ls service/src/main/resources/db/migration/V*__*.sql | sort -V); do   # Flyway's order
           v=$(basename "$f"); v=${v#V}; v=${v%%__*}
           if [ "$v" -le "$max" ]; then psql -X -q $PG -d "$db" -v ON_ERROR_STOP=1 -f "$f" >/dev/null; fi
         done ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Redis guard A/B (bench/FT-AB.md): the hand-written breaker against
 # SmallRye Fault Tolerance's Guard, TypedGuard and annotations, interleaved in one JVM, several rounds.
-# Runs src/test/java/dev/ledgerline/transfers/redis/RedisGuardBench.java as a Quarkus test (its own embedded
+# Runs service/src/test/java/dev/ledgerline/transfers/redis/RedisGuardBench.java as a Quarkus test (its own embedded
 # PostgreSQL and Redis; the machine's servers are not used) and prints target/ft-ab.md.
 #
 #     bench/ft-ab.sh                        # 7 rounds

@@ -66,7 +66,7 @@ log "machine: $(nproc) cores, load $(load_now); RATE=$RATE/s, outage ${OUTAGE_S}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   ./mvnw -B -q package -DskipTests
-  ./mvnw -B -q -f bench/driver/pom.xml package
+  ./mvnw -B -q -pl bench/driver package
 fi
 DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"

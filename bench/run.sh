@@ -92,8 +92,8 @@ sample_load start
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "packaging the service: ./mvnw -B -q package -DskipTests"
   ./mvnw -B -q package -DskipTests
-  log "building the driver: ./mvnw -B -q -f bench/driver/pom.xml package"
-  ./mvnw -B -q -f bench/driver/pom.xml package
+  log "building the driver: ./mvnw -B -q -pl bench/driver package"
+  ./mvnw -B -q -pl bench/driver package
 fi
 command -v wrk >/dev/null || { echo "wrk is missing (Debian: apt-get install -y wrk); the cross-check needs it" >&2; exit 1; }
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark is missing (Debian: redis-tools)" >&2; exit 1; }
@@ -129,7 +129,7 @@ psql_q() { psql -X -q -t -A -d "$DB" -c "$1"; }
 pgbench_limit() { # label -> appends {"label","tps","latency_ms"} to pgbench.jsonl; a fresh scratch database each time
   dropdb --if-exists "$PGB_DB"; createdb "$PGB_DB"
   local migration
-  for migration in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do   # every migration, in Flyway's order
+  for migration in $(ls service/src/main/resources/db/migration/V*__*.sql | sort -V); do   # every migration, in Flyway's order
     psql -X -q -d "$PGB_DB" -v ON_ERROR_STOP=1 -f "$migration" >/dev/null
   done
   [ -n "${2:-}" ] && psql -X -q -d "$PGB_DB" -c "$2" >/dev/null
@@ -172,7 +172,7 @@ start_service() { # port redis-url log [extra jvm args...]
     LEDGERLINE_RATE_LIMIT_READS_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_READS_BURST=1000000 \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:$PROVIDER_PORT/provider" \
-    "$JAVA" "$@" -jar "$ROOT/target/quarkus-app/quarkus-run.jar" > "$logf" 2>&1 &
+    "$JAVA" "$@" -jar "$ROOT/service/target/quarkus-app/quarkus-run.jar" > "$logf" 2>&1 &
   SVC_PID=$!
   PIDS+=($SVC_PID)
   for _ in $(seq 1 240); do

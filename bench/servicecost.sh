@@ -5,14 +5,14 @@
 #     bench/servicecost.sh                                   # cached vs uncached prepared statements
 #     bench/servicecost.sh NAME=ENV[,ENV...] NAME=...         # any other service settings, one variant each
 #
-# Every variant is a packaged instance (target/quarkus-app, prod profile) with its settings; all of them run at
+# Every variant is a packaged instance (service/target/quarkus-app, prod profile) with its settings; all of them run at
 # once against one database, Redis db 7 and a zero-latency provider stand-in, are warmed up together, and are
 # then measured in turn (A, B, A, B ...) at the same offered rate: a window resets pg_stat_statements,
 # pg_stat_database and pg_stat_wal, offers RATE new transfers/s for SECS s, and divides by the transfers that
 # reached `sent` in it. The idle instances' sweepers run meanwhile and their few statements are counted too.
 # Then pgbench runs bench/transfer.pgbench on the same cluster: the limit of the SQL alone, for the ratio.
 # Env: RATE (600; a list steps through each rate in every round) SECS (20) ROUNDS (2) WARM_S (60) PORT (55433)
-# APP (target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
+# APP (service/target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
 # core(s), the instances, the driver, the stand-in and pgbench's client on the other(s), so the service is measured
 # against a database that does not share its CPU, as when instances run on other machines.
 set -euo pipefail
@@ -31,7 +31,7 @@ BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DRIVER_CP="$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*"
 LONG_JVM=("${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -Xmx512m -XX:+UseSerialGC -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
 [ -f "$APP/quarkus-run.jar" ] || { echo "no $APP/quarkus-run.jar: ./mvnw -B -q package -DskipTests" >&2; exit 1; }
-[ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -f bench/driver/pom.xml package" >&2; exit 1; }
+[ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -pl bench/driver package" >&2; exit 1; }
 if [ $# -eq 0 ]; then
   set -- uncached=QUARKUS_DATASOURCE_REACTIVE_CACHE_PREPARED_STATEMENTS=false \
          cached=QUARKUS_DATASOURCE_REACTIVE_CACHE_PREPARED_STATEMENTS=true
@@ -136,7 +136,7 @@ done
 for k in "${!SVCS[@]}"; do kill "${SVCS[$k]}" 2>/dev/null || true; done
 sleep 3
 q postgres "CREATE DATABASE pgb"
-for migration in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do
+for migration in $(ls service/src/main/resources/db/migration/V*__*.sql | sort -V); do
   psql -X -q $PG -d pgb -v ON_ERROR_STOP=1 -f "$migration" >/dev/null
 done
 per=$(awk '/^-- transfers-per-run:/{print $3; exit}' bench/transfer.pgbench); per=${per:-1}

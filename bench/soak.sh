@@ -65,7 +65,7 @@ for port in $PG_PORT $REDIS_PORT $SVC_PORT $PROVIDER_PORT; do
 done
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   ./mvnw -B -q package -DskipTests
-  ./mvnw -B -q -f bench/driver/pom.xml package
+  ./mvnw -B -q -pl bench/driver package
 fi
 DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"

@@ -3,7 +3,7 @@
 #
 #     bench/webhookrate.sh                  # N=2000 transfers, ENDPOINTS="1 4", ROUNDS=2
 #
-# One packaged instance (target/quarkus-app, prod profile, plain http to 127.0.0.1 allowed for the receiver) against
+# One packaged instance (service/target/quarkus-app, prod profile, plain http to 127.0.0.1 allowed for the receiver) against
 # a private PostgreSQL 15 cluster (bench/private-pg.sh, pg_stat_statements), a private Redis, the zero-latency
 # provider stand-in and bench/WebhookReceiver.java, which answers every delivery 200 at once and counts them.
 # First the receiver alone: curl sends it RECV_N requests, one at a time and CURL_PARALLEL side by side, so its own
@@ -39,7 +39,7 @@ BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DRIVER=("$JAVA" -Xmx512m -XX:+UseSerialGC -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 TICK=$(getconf CLK_TCK)
 [ -f "$APP/quarkus-run.jar" ] || { echo "no $APP/quarkus-run.jar: ./mvnw -B -q package -DskipTests" >&2; exit 1; }
-[ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -f bench/driver/pom.xml package" >&2; exit 1; }
+[ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -pl bench/driver package" >&2; exit 1; }
 for port in $PG_PORT $REDIS_PORT $SVC_PORT $MGMT_PORT $PROVIDER_PORT ${RECEIVER_PORTS//,/ }; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "port $port is in use" >&2; exit 1; fi
 done
@@ -186,7 +186,7 @@ done
 # (its text as in bench/dbcost/transfer-webhooks.pgbench) back to back, 1 client = one endpoint's serial chain without
 # the HTTP part, 4 clients = four endpoints (their own rows, bench/dbcost/webhook-endpoint.sql), on the same cluster.
 psql -X -q $PG -d postgres -c "CREATE DATABASE advance"
-for f in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do psql -X -q $PG -d advance -v ON_ERROR_STOP=1 -f "$f" >/dev/null; done
+for f in $(ls service/src/main/resources/db/migration/V*__*.sql | sort -V); do psql -X -q $PG -d advance -v ON_ERROR_STOP=1 -f "$f" >/dev/null; done
 psql -X -q $PG -d advance -v ON_ERROR_STOP=1 -f bench/dbcost/webhook-endpoint.sql >/dev/null
 awk '/^-- the deliverer: each event acknowledged/{on=1; next} on && /^WITH w AS/{n++} on && n==1{print} on && n==1 && /FROM w;$/{exit}' \
   bench/dbcost/transfer-webhooks.pgbench | sed 's/:t1_id/gen_random_uuid()/; s/:t1_created_at/now()/' > "$TMP/advance.pgbench"

@@ -89,7 +89,7 @@ class FaultsIT {
         Path logs = Files.createDirectories(Path.of("target/faults"));
         Map<String, String> env = ServiceInstance.suiteEnv(stack, provider.url(), issuer.publicKey());
         env.put("LEDGERLINE_IDEMPOTENCY_IN_FLIGHT_TTL", "PT" + IN_FLIGHT_TTL.toSeconds() + "S");
-        env.put("LEDGERLINE_TRANSFERS_DATABASE_TIMEOUT", "PT2S");
+        env.put("LEDGERLINE_DATABASE_TIMEOUT", "PT2S");
         env.put("LEDGERLINE_PROVIDER_LOOKUP_LAG", "PT" + LOOKUP_LAG.toMillis() / 1000.0 + "S");
         // the prod bound, stated so the clock scenario's numbers can be read here; measured every second so a
         // skew that comes and goes within the suite's short load is seen in time

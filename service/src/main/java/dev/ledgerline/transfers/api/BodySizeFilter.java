@@ -16,7 +16,7 @@ public class BodySizeFilter {
     private final long maxBodyBytes;
 
     public BodySizeFilter(LedgerlineConfig config) {
-        this.maxBodyBytes = config.transfers().maxBodyBytes();
+        this.maxBodyBytes = config.http().maxBodyBytes();
     }
 
     @ServerRequestFilter(preMatching = true)

@@ -39,13 +39,13 @@ public class EventResource {
     private final EventFeed feed;
     private final TransferService transfers;
     private final JsonWebToken jwt;
-    private final LedgerlineConfig.Transfers limits;
+    private final LedgerlineConfig.LongPoll longPoll;
 
     public EventResource(EventFeed feed, TransferService transfers, JsonWebToken jwt, LedgerlineConfig config) {
         this.feed = feed;
         this.transfers = transfers;
         this.jwt = jwt;
-        this.limits = config.transfers();
+        this.longPoll = config.longPoll();
     }
 
     @GET
@@ -69,7 +69,7 @@ public class EventResource {
         if (!errors.isEmpty()) {
             throw new ProblemException(ProblemType.VALIDATION_FAILED, "The feed parameters are not valid.", errors, Map.of());
         }
-        Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
+        Optional<Duration> wait = Prefer.waitFor(prefer, longPoll.maxWaitSeconds());
         FeedCursor from = cursor;
         int pageSize = n;
         return transfers.admitRead(principal)

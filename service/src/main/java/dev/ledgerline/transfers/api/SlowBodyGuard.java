@@ -16,7 +16,7 @@ import java.util.Set;
 
 /**
  * Bounds how long any request may spend sending its body, on every route of the router it is installed on:
- * a request that announces a body and has not finished sending it {@code ledgerline.transfers.body-timeout}
+ * a request that announces a body and has not finished sending it {@code ledgerline.http.body-timeout}
  * after its headers loses its connection (its stream, on HTTP/2), and a request answered before its body
  * was read — a 401, a 415, a 413, a health check with a body — is not read any further: the connection is
  * closed after the answer instead of being kept open to drain whatever the client keeps trickling.
@@ -43,7 +43,7 @@ public class SlowBodyGuard {
 
     public SlowBodyGuard(Vertx vertx, LedgerlineConfig config) {
         this.vertx = vertx;
-        this.timeoutMs = config.transfers().bodyTimeout().toMillis();
+        this.timeoutMs = config.http().bodyTimeout().toMillis();
     }
 
     void install(@Observes Router router) {

@@ -65,9 +65,11 @@ public class TransferRequestParser {
 
     private final ObjectMapper mapper;
     private final LedgerlineConfig.Transfers limits;
+    private final int maxBodyBytes;
 
     public TransferRequestParser(LedgerlineConfig config) {
         this.limits = config.transfers();
+        this.maxBodyBytes = config.http().maxBodyBytes();
         JsonFactory factory = JsonFactory.builder()
                 .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .streamReadConstraints(StreamReadConstraints.builder()
@@ -91,9 +93,9 @@ public class TransferRequestParser {
         if (body == null || body.length == 0) {
             return parse("");
         }
-        if (body.length > limits.maxBodyBytes()) {
+        if (body.length > maxBodyBytes) {
             throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
-                    "The request body is larger than " + limits.maxBodyBytes() + " bytes.");
+                    "The request body is larger than " + maxBodyBytes + " bytes.");
         }
         try {
             return parse(StandardCharsets.UTF_8.newDecoder()
@@ -109,9 +111,9 @@ public class TransferRequestParser {
         if (body == null || body.isBlank()) {
             throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
         }
-        if (body.getBytes(StandardCharsets.UTF_8).length > limits.maxBodyBytes()) {
+        if (body.getBytes(StandardCharsets.UTF_8).length > maxBodyBytes) {
             throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
-                    "The request body is larger than " + limits.maxBodyBytes() + " bytes.");
+                    "The request body is larger than " + maxBodyBytes + " bytes.");
         }
         JsonNode root = readTree(body);
         if (!root.isObject()) {

@@ -44,13 +44,15 @@ public class TransferResource {
     private final TransferService transfers;
     private final Submissions submissions;
     private final JsonWebToken jwt;
-    private final LedgerlineConfig.Transfers limits;
+    private final int maxWaitSeconds;
+    private final int maxPageSize;
 
     public TransferResource(TransferService transfers, Submissions submissions, JsonWebToken jwt, LedgerlineConfig config) {
         this.transfers = transfers;
         this.submissions = submissions;
         this.jwt = jwt;
-        this.limits = config.transfers();
+        this.maxWaitSeconds = config.longPoll().maxWaitSeconds();
+        this.maxPageSize = config.http().maxPageSize();
     }
 
     @POST
@@ -59,7 +61,7 @@ public class TransferResource {
     @RolesAllowed(WRITE)
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
                                 HttpServerRequest http, byte[] body) {
-        Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
+        Optional<Duration> wait = Prefer.waitFor(prefer, maxWaitSeconds);
         return transfers.create(caller().principal(), () -> submissions.read(http, idempotencyKey, body), wait)
                 .map(TransferResponses::created);
     }
@@ -71,7 +73,7 @@ public class TransferResource {
                              @HeaderParam("Prefer") String prefer, @Context Request request) {
         Caller caller = caller();
         return transfers.find(caller, id).flatMap(t -> {
-            Optional<Duration> wait = Prefer.waitFor(prefer, limits.maxWaitSeconds());
+            Optional<Duration> wait = Prefer.waitFor(prefer, maxWaitSeconds);
             if (wait.isEmpty()) {
                 return Uni.createFrom().item(TransferResponses.current(t, request, null));
             }
@@ -110,7 +112,7 @@ public class TransferResource {
                     .map(page -> TransferPage.of(page, PageCursor::byUpdate));
         }
         return transfers.admitListingOfAll(caller).chain(() -> {
-            ListQuery q = ListQuery.parse(status, olderThan, limit, after, limits.maxPageSize());
+            ListQuery q = ListQuery.parse(status, olderThan, limit, after, maxPageSize);
             return transfers.page(q.status(), q.olderThan(), q.after().at(), q.after().id(), q.limit());
         }).map(page -> TransferPage.of(page, PageCursor::byUpdate));
     }
@@ -127,7 +129,7 @@ public class TransferResource {
                                      @QueryParam("after") String after) {
         Caller caller = caller();
         return transfers.admitRead(caller.principal()).chain(() -> {
-            OwnListQuery q = OwnListQuery.parse(status, limit, after, limits.maxPageSize());
+            OwnListQuery q = OwnListQuery.parse(status, limit, after, maxPageSize);
             return transfers.ownPage(caller, q.status(), q.after().at(), q.after().id(), q.limit());
         }).map(page -> TransferPage.of(page, PageCursor::byCreation));
     }

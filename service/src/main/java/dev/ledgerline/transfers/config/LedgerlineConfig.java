@@ -21,7 +21,17 @@ public interface LedgerlineConfig {
     /** Name of this instance in leases, events and logs; defaults to host name and pid. */
     Optional<String> instanceId();
 
+    /** What a transfer may be: amount, currency, text lengths. */
     Transfers transfers();
+
+    /** The HTTP edge's bounds on a request: its body and the pages of the listings. */
+    Http http();
+
+    /** Requests held open by {@code Prefer: wait}: the transfer long poll and the event feed. */
+    LongPoll longPoll();
+
+    /** How the service waits for PostgreSQL. */
+    Database database();
 
     Idempotency idempotency();
 
@@ -247,7 +257,9 @@ public interface LedgerlineConfig {
         /** Longest description, in characters. */
         @WithDefault("140")
         int maxDescriptionLength();
+    }
 
+    interface Http {
         /** Largest request body, in bytes; larger bodies get 413. */
         @WithDefault("16384")
         int maxBodyBytes();
@@ -259,6 +271,12 @@ public interface LedgerlineConfig {
         @WithDefault("PT10S")
         Duration bodyTimeout();
 
+        /** Largest page of the listings (the operations listing and a principal's own). */
+        @WithDefault("200")
+        int maxPageSize();
+    }
+
+    interface LongPoll {
         /** Requests that may wait at once on this instance ({@code Prefer: wait}); beyond it they answer at once. */
         @WithDefault("10000")
         int maxWaitingRequests();
@@ -273,14 +291,12 @@ public interface LedgerlineConfig {
         /** Longest {@code Prefer: wait=N} honoured, in seconds. */
         @WithDefault("30")
         int maxWaitSeconds();
+    }
 
-        /** Largest page of the operations listing. */
-        @WithDefault("200")
-        int maxPageSize();
-
+    interface Database {
         /** How long a request waits for PostgreSQL before answering 503 (the write may still commit: retry with the key). */
         @WithDefault("PT5S")
-        Duration databaseTimeout();
+        Duration timeout();
     }
 
     /** The dev/test default of {@code ledgerline.idempotency.reference-secret}; prod refuses it. */

@@ -52,10 +52,10 @@ public class EventFeed {
     public EventFeed(Pool pool, HeldPolls held, LedgerlineConfig config) {
         this.pool = pool;
         this.held = held;
-        this.perPrincipal = config.transfers().maxWaitingPerPrincipal();
+        this.perPrincipal = config.longPoll().maxWaitingPerPrincipal();
         this.retention = config.events().retention();
         this.pollEvery = config.events().pollEvery();
-        this.deadline = config.transfers().databaseTimeout();
+        this.deadline = config.database().timeout();
     }
 
     /**

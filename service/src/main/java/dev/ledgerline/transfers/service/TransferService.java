@@ -160,7 +160,7 @@ public class TransferService {
     /** Holds a read until {@code done} holds or {@code wait} passes; 429 beyond the caller's share of held polls. */
     public Uni<Transfer> await(Caller caller, Transfer t, Predicate<Transfer> done, Duration wait) {
         return polls.hold(caller.principal(), t, done, wait).orElseThrow(() -> new ProblemException(ProblemType.RATE_LIMITED,
-                "You already hold " + config.transfers().maxWaitingPerPrincipal() + " waiting requests; retry when one has been answered.",
+                "You already hold " + config.longPoll().maxWaitingPerPrincipal() + " waiting requests; retry when one has been answered.",
                 null, Map.of("Retry-After", "1")));
     }
 

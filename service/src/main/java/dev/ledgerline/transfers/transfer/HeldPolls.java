@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Counts the long polls ({@code Prefer: wait}) each principal holds on this instance and refuses one beyond
- * {@code ledgerline.transfers.max-waiting-per-principal}: without it one token could take the whole
+ * {@code ledgerline.long-poll.max-waiting-per-principal}: without it one token could take the whole
  * instance's budget of waiting requests ({@code max-waiting-requests}) and every other client's polls would
  * be answered at once instead of held. A principal's count disappears when its last poll ends.
  */
@@ -19,7 +19,7 @@ public class HeldPolls {
     private final int perPrincipal;
 
     public HeldPolls(LedgerlineConfig config) {
-        this.perPrincipal = config.transfers().maxWaitingPerPrincipal();
+        this.perPrincipal = config.longPoll().maxWaitingPerPrincipal();
     }
 
     /** Takes a slot for {@code principal}; {@code false} when it already holds its share. */

@@ -57,7 +57,7 @@ public class TransferChanges {
         this.url = url;
         this.user = user;
         this.password = password;
-        this.maxWaiters = config.transfers().maxWaitingRequests();
+        this.maxWaiters = config.longPoll().maxWaitingRequests();
     }
 
     void listen(@Observes StartupEvent start) {

@@ -50,7 +50,7 @@ public class TransferRepository {
         this.fenceBatchSize = Meters.FENCE_BATCH_SIZE.summary()
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
                 .register(metrics);
-        this.deadline = config.transfers().databaseTimeout();
+        this.deadline = config.database().timeout();
         this.sendWindowMs = Math.min(config.provider().timeoutMs(),
                 config.pipeline().lease().minus(config.pipeline().margin()).toMillis());
         this.settleMs = config.pipeline().margin().plus(config.provider().lookupLag())

@@ -115,7 +115,7 @@ public class WebhookRepository {
 
     public WebhookRepository(Pool pool, LedgerlineConfig config) {
         this.pool = pool;
-        this.deadline = config.transfers().databaseTimeout();
+        this.deadline = config.database().timeout();
     }
 
     private Uni<RowSet<Row>> run(String sql, Tuple params) {

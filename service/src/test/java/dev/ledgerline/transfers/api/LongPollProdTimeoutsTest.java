@@ -36,7 +36,7 @@ class LongPollProdTimeoutsTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of(
-                    "ledgerline.transfers.body-timeout", "PT10S",
+                    "ledgerline.http.body-timeout", "PT10S",
                     "quarkus.http.read-timeout", "10S",
                     "quarkus.http.idle-timeout", "45S",
                     // REST Assured's read timeout in tests (30 s by default) would otherwise give up first

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A slow-loris client (OWASP API4, unrestricted resource consumption): headers sent, then the body a
  * byte at a time, never finishing. The idle timeout would never fire (bytes keep coming); the body
- * deadline ({@code ledgerline.transfers.body-timeout}, 10 s, as in production) closes the connection.
+ * deadline ({@code ledgerline.http.body-timeout}, 10 s, as in production) closes the connection.
  */
 @QuarkusTest
 class SlowClientTest {

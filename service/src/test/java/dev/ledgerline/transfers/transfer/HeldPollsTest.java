@@ -21,7 +21,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The per-principal cap on held long polls ({@link HeldPolls}, {@code ledgerline.transfers.max-waiting-per-principal}):
+ * The per-principal cap on held long polls ({@link HeldPolls}, {@code ledgerline.long-poll.max-waiting-per-principal}):
  * one token cannot take the instance's whole budget of waiting requests.
  */
 @QuarkusTest

@@ -1,4 +1,4 @@
-# Sourced by bench/dbcost.sh and bench/servicecost.sh: a private PostgreSQL 15 cluster in a temporary directory, on
+# Sourced by bench/dbcost.sh, bench/servicecost.sh and bench/webhookrate.sh: a private PostgreSQL 15 cluster in a temporary directory, on
 # its own port, so that the machine's own server is never reconfigured. Needs BIN (PostgreSQL's binaries).
 
 # Runs a PostgreSQL binary as the postgres user when this script runs as root (initdb refuses root).
@@ -28,4 +28,14 @@ max_wal_size = 1GB
 CONF
     printf '%s\n' "$@"
   } >> "$dir/data/postgresql.conf"
+}
+
+# stop_processes PID...: asks each process to stop, waits up to 20 s for each, then kills what is left.
+stop_processes() {
+  local p
+  for p in "$@"; do kill "$p" 2>/dev/null; done
+  for p in "$@"; do
+    for _ in $(seq 1 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$p" 2>/dev/null
+  done
 }

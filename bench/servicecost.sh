@@ -44,8 +44,7 @@ DATA=$TMP/data
 PIDS=()
 cleanup() {
   set +e
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do for _ in $(seq 1 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done; done
+  stop_processes "${PIDS[@]}"
   as_pg "$BIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1
   rm -rf "$TMP"
   redis-cli -n 7 FLUSHDB >/dev/null 2>&1

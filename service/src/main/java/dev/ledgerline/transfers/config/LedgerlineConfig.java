@@ -158,6 +158,13 @@ public interface LedgerlineConfig {
          */
         @WithDefault("true")
         boolean enabled();
+
+        /**
+         * The API's base URL as its clients reach it (e.g. {@code https://api.example.com}): the served contract's
+         * server, so that Swagger UI on the management port calls the API and not itself. Unset, the served document
+         * keeps the contract's relative {@code /}. Dev and test set it to the local API port.
+         */
+        Optional<String> publicUrl();
     }
 
     RateLimit rateLimit();

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
@@ -167,6 +168,20 @@ class TokenVerificationTest {
         }
         double hits = cacheHits() - before;
         assertTrue(hits >= 3, "hits counted for the repeated token: " + hits);
+    }
+
+    /**
+     * Without {@code smallrye.jwt.path.groups} only the {@code groups} claim counts: roles in Keycloak's
+     * {@code realm_access.roles} or in a namespaced claim authenticate the caller but grant no group
+     * (KeycloakRolesTest, NamespacedRolesTest read them when configured).
+     */
+    @Test
+    void rolesOutsideTheGroupsClaimGrantNothingByDefault() throws Exception {
+        List<String> roles = List.of("transfers.write", "transfers.read");
+
+        ProviderTokens.create(ProviderTokens.keycloak("token-kc", roles)).then().statusCode(403);
+        ProviderTokens.create(ProviderTokens.namespaced("token-ns", roles)).then().statusCode(403);
+        ProviderTokens.create(ProviderTokens.groups("token-groups", roles)).then().statusCode(201);
     }
 
     private static double cacheHits() {

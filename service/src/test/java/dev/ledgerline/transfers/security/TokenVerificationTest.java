@@ -13,6 +13,8 @@ import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
@@ -67,6 +69,14 @@ class TokenVerificationTest {
     @Test
     void aTokenSignedWithAnotherRsaAlgorithmIsRefused() throws Exception {
         refused(claims().jws().algorithm(SignatureAlgorithm.PS256).sign(devKey()));
+    }
+
+    /** ES256 is not accepted next to RS256: the one pinned algorithm decides, never the header (SECURITY.md). */
+    @Test
+    void anEs256TokenIsRefused() throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(new ECGenParameterSpec("secp256r1"));
+        refused(claims().jws().algorithm(SignatureAlgorithm.ES256).sign(generator.generateKeyPair().getPrivate()));
     }
 
     @Test

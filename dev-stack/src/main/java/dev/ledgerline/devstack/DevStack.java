@@ -24,7 +24,14 @@ public final class DevStack {
             LocalStack stack = LocalStack.start();
             started = stack.quarkusProperties();
             started.forEach(System::setProperty);
-            Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "local-stack-stop"));
+            // quiet: a failure is one line, never a stack trace over the last lines of the dev session
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    stack.close();
+                } catch (RuntimeException e) {
+                    System.err.println("Local PostgreSQL/Redis did not stop cleanly: " + e);
+                }
+            }, "local-stack-stop"));
             System.out.printf("Local PostgreSQL on %s, Redis on %s%n", stack.postgres().reactiveUrl(), stack.redis().uri());
         }
         return started;

@@ -3,13 +3,17 @@ package dev.ledgerline.devstack;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -23,6 +27,11 @@ import java.util.logging.Logger;
  * A real PostgreSQL 17 server (zonky's embedded binaries) owned by this JVM. It can be stopped and
  * started again on the same port and data directory, so tests can take the database away and give it
  * back without touching the machine's own PostgreSQL.
+ *
+ * <p>{@link #close()} stops the server and deletes its data directory, and runs by itself when the JVM exits (one
+ * shutdown hook of this class's own: zonky's hook would stop the server at the same time as the data directory is
+ * walked for deletion, and a file the stopping server removed mid-walk aborted the deletion with a
+ * {@code NoSuchFileException}, leaving the directory behind).
  */
 public final class LocalPostgres implements AutoCloseable {
 
@@ -34,7 +43,9 @@ public final class LocalPostgres implements AutoCloseable {
 
     private final int port;
     private final Path dataDir;
+    private final Thread onExit = new Thread(this::closeQuietly, "local-postgres-stop");
     private EmbeddedPostgres server;
+    private boolean closed;
 
     private LocalPostgres(int port, Path dataDir) {
         this.port = port;
@@ -44,7 +55,13 @@ public final class LocalPostgres implements AutoCloseable {
     /** Starts a fresh cluster on a free loopback port. */
     public static LocalPostgres start() throws IOException {
         LocalPostgres pg = new LocalPostgres(FreePorts.find(), Files.createTempDirectory("ledgerline-pg-"));
-        pg.launch();
+        Runtime.getRuntime().addShutdownHook(pg.onExit);
+        try {
+            pg.launch();
+        } catch (IOException | RuntimeException e) {
+            pg.closeQuietly();
+            throw e;
+        }
         return pg;
     }
 
@@ -53,6 +70,7 @@ public final class LocalPostgres implements AutoCloseable {
                 .setPort(port)
                 .setDataDirectory(dataDir)
                 .setCleanDataDirectory(false) // the data outlives stop(); close() deletes it
+                .setRegisterShutdownHook(false) // close() runs on exit instead, one step after the other
                 .setPGStartupWait(Duration.ofSeconds(30))
                 .setServerConfig("max_connections", "200")
                 .setServerConfig("fsync", "off")
@@ -178,18 +196,97 @@ public final class LocalPostgres implements AutoCloseable {
         return server != null;
     }
 
+    /** Stops the server and deletes its data directory; again, it does nothing. */
     @Override
-    public void close() throws IOException {
-        stop();
-        deleteRecursively(dataDir);
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
+    public synchronized void close() throws IOException {
+        if (closed) {
             return;
         }
-        try (var paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException exiting) {
+            // called from a shutdown hook: ours may be running too, and waits for this one on the lock
+        }
+        try {
+            stopOrRelease();
+        } finally {
+            deleteRecursively(dataDir);
+        }
+    }
+
+    private void closeQuietly() {
+        try {
+            close();
+        } catch (IOException | RuntimeException e) {
+            System.err.println("Local PostgreSQL: could not remove " + dataDir + ": " + e);
+        }
+    }
+
+    /**
+     * A fast stop; or, when the postmaster is gone already (Ctrl+C in a terminal signals the whole process group, so it
+     * may have stopped by itself), only the handle's release, without the error a stop of a missing server logs.
+     */
+    private void stopOrRelease() throws IOException {
+        if (server == null) {
+            return;
+        }
+        if (postmasterAlive()) {
+            stop();
+        } else {
+            releaseCrashed();
+        }
+    }
+
+    private boolean postmasterAlive() {
+        try {
+            return ProcessHandle.of(pid()).map(ProcessHandle::isAlive).orElse(false);
+        } catch (IOException | RuntimeException noPidFile) {
+            return false;
+        }
+    }
+
+    /**
+     * Deletes the directory and everything in it, tolerating files that vanish while it is walked (a postmaster still
+     * exiting removes its own); a directory that something wrote into meanwhile is walked again, a few times at most.
+     */
+    private static void deleteRecursively(Path dir) throws IOException {
+        IOException last = null;
+        for (int attempt = 0; attempt < 5 && Files.exists(dir); attempt++) {
+            try {
+                Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                        Files.deleteIfExists(file);
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path directory, IOException e) throws IOException {
+                        if (e != null && !(e instanceof NoSuchFileException)) {
+                            throw e;
+                        }
+                        Files.deleteIfExists(directory);
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+                last = null;
+            } catch (NoSuchFileException gone) {
+                last = null; // the directory itself went while it was walked
+            } catch (DirectoryNotEmptyException written) {
+                last = written;
+            }
+        }
+        if (last != null) {
+            throw last;
         }
     }
 }

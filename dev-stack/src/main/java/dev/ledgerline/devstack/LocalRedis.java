@@ -132,7 +132,9 @@ public final class LocalRedis implements AutoCloseable {
     /** Kills the server (SIGKILL); everything it held is lost, as after a crash. */
     public void kill() {
         if (process != null) {
-            Signals.resumeQuietly(pid());
+            if (process.isAlive()) { // one stopped with the terminal (Ctrl+C) needs no resuming, nor an error line
+                Signals.resumeQuietly(pid());
+            }
             process.destroyForcibly();
             try {
                 process.waitFor();

@@ -49,13 +49,17 @@ public final class LocalStack implements AutoCloseable {
         return props;
     }
 
+    /** Stops both servers and deletes PostgreSQL's data directory; Redis keeps nothing on disk. */
     @Override
     public void close() {
-        redis.close();
         try {
-            postgres.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            redis.close();
+        } finally {
+            try {
+                postgres.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 }

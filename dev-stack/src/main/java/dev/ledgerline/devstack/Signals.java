@@ -20,11 +20,17 @@ public final class Signals {
         }
     }
 
+    /** SIGCONT, printing nothing: the process may have exited meanwhile (Ctrl+C reaches it too), and is being killed anyway. */
     static void resumeQuietly(long pid) {
         try {
-            send("CONT", pid);
+            new ProcessBuilder("kill", "-CONT", Long.toString(pid))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start().waitFor();
         } catch (IOException ignored) {
-            // the process is being killed anyway
+            // no kill binary: nothing to resume with
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

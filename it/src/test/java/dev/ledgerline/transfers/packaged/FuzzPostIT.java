@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Randomised fuzzing of {@code POST /v1/transfers}: arbitrary JSON shapes, Unicode, huge and
- * odd numbers, duplicate keys, unknown fields, deep nesting, non-JSON, random Idempotency-Key bytes, odd
+ * odd numbers, duplicate keys, unknown fields named as no field can be, deep nesting, non-JSON, random Idempotency-Key bytes, odd
  * content types and broken tokens; and around it, of the edges a black-box review found: invented and
  * unlisted methods on every resource, invalid UTF-8 and foreign charsets, duplicated and odd headers
  * (two keys, padded tokens, odd {@code Prefer}), and listing durations up to and past their bound.
@@ -357,6 +357,7 @@ class FuzzPostIT {
             case 0 -> body.replaceFirst("\"amount\":[0-9]+", java.util.regex.Matcher.quoteReplacement("\"amount\":" + raw(amount)));
             case 1 -> body.replaceFirst("\"currency\":\"[A-Z]{3}\"", "\"currency\":\"XTS\"");
             case 2 -> body.replaceFirst("\"name\":\"(\\\\.|[^\"\\\\])*\"", java.util.regex.Matcher.quoteReplacement("\"name\":" + raw(text)));
+            // an unknown name no /v1 field can have (not lowerCamelCase): refused; a lowerCamelCase one would be ignored
             case 3 -> body.replaceFirst("\\{", java.util.regex.Matcher.quoteReplacement("{\"" + field + "_unknown\":1,"));
             case 4 -> body.replaceFirst("\\{", "{\"amount\":7,"); // duplicate key
             case 5 -> body.replaceFirst("\"iban\":\"[^\"]*\"", "\"iban\":\"DE89370400440532013001\"");

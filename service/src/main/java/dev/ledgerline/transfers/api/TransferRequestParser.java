@@ -47,6 +47,10 @@ import java.util.regex.Pattern;
  * <p>The name is taken in Unicode NFC and a blank description as none: the stored transfer, what the provider is
  * sent and the request's fingerprint ({@code idempotency.Fingerprint}) all see the same form.
  *
+ * <p>An unknown field named as {@code /v1} names its fields is ignored (not stored, not part of the fingerprint, not
+ * in the answer), so a client may send an optional field an older instance does not know yet; a misspelt known field
+ * (other case) or a name no field could have is refused. Duplicate keys and type errors are refused as before.
+ *
  * <p>{@code executeAt} is an RFC 3339 date-time with seconds and an offset ({@code Z} or {@code ±hh:mm}), at most
  * {@link TransferRequest#MAX_SCHEDULE_AHEAD} ahead by this instance's clock. That it lies in the future is checked
  * where the key is known ({@code idempotency.IdempotencyService}): a retry of an accepted request after its time is a
@@ -60,6 +64,8 @@ public class TransferRequestParser {
     /** RFC 3339 {@code date-time}: seconds required, an offset required, fractions up to nanoseconds. */
     private static final Pattern RFC3339 = Pattern.compile(
             "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})");
+    /** A name {@code /v1} may add an optional field under: lowerCamelCase ASCII, at most 64 characters. */
+    private static final Pattern FUTURE_FIELD = Pattern.compile("[a-z][A-Za-z0-9]{0,63}");
     /** Combining marks one base character may carry; real scripts stack a few, spoofing stacks dozens. */
     static final int MAX_COMBINING_RUN = 4;
 
@@ -292,10 +298,23 @@ public class TransferRequestParser {
         return longest;
     }
 
-    private static void unknownFields(JsonNode object, String prefix, Set<String> allowed, List<Problem.FieldError> errors) {
+    /**
+     * Fields this instance does not know. One whose name {@code /v1} could add a field under (lowerCamelCase ASCII, as
+     * every field of the API is) is ignored: during a rolling update a newer client may send an optional field to an
+     * older instance (docs/http.md "API versioning"). A name that differs from a known field only in case is a
+     * mistake that would silently change the transfer (an {@code executeat} ignored would send it at once), and any
+     * other name can be no field of {@code /v1}: both are refused.
+     */
+    private static void unknownFields(JsonNode object, String prefix, Set<String> known, List<Problem.FieldError> errors) {
         for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
             String name = names.next();
-            if (!allowed.contains(name)) {
+            if (known.contains(name)) {
+                continue;
+            }
+            String meant = known.stream().filter(name::equalsIgnoreCase).findFirst().orElse(null);
+            if (meant != null) {
+                errors.add(new Problem.FieldError(prefix + abbreviate(name), "is not a known field; did you mean " + meant + "?"));
+            } else if (!FUTURE_FIELD.matcher(name).matches()) {
                 errors.add(new Problem.FieldError(prefix + abbreviate(name), "is not a known field"));
             }
         }

@@ -12,7 +12,7 @@ import java.util.Set;
  * {@code 250ms}, {@code 2s}), with three kinds of exception: {@code timeout-ms} and {@code breaker.delay-ms} are
  * milliseconds because SmallRye Fault Tolerance reads them as such ({@link Provider#timeout()} is the timeout as a
  * {@code Duration}); the {@code *-every} settings are schedules that {@code @Scheduled} reads, which also takes
- * {@code off}; and the {@code *-seconds} settings are the whole seconds of a header ({@code Retry-After},
+ * {@code off} (except {@code overload.check-every}, a timer's period); and the {@code *-seconds} settings are the whole seconds of a header ({@code Retry-After},
  * {@code Prefer: wait}).
  */
 @ConfigMapping(prefix = "ledgerline")
@@ -138,8 +138,8 @@ public interface LedgerlineConfig {
         int maxPending();
 
         /**
-         * How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1). The
-         * scheduler reads the property itself; typed here so that a value that is no duration stops the start.
+         * How often each instance counts the pending transfers (a bounded count, stopping at max-pending + 1), on a
+         * Vert.x timer, so periods below a second hold (pipeline/Backlog); at least 1 ms.
          */
         @WithDefault("500ms")
         Duration checkEvery();
@@ -158,6 +158,13 @@ public interface LedgerlineConfig {
          */
         @WithDefault("true")
         boolean enabled();
+
+        /**
+         * The API's base URL as its clients reach it (e.g. {@code https://api.example.com}): the served contract's
+         * server, so that Swagger UI on the management port calls the API and not itself. Unset, the served document
+         * keeps the contract's relative {@code /}. Dev and test set it to the local API port.
+         */
+        Optional<String> publicUrl();
     }
 
     RateLimit rateLimit();

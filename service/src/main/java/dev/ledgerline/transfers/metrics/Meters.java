@@ -69,6 +69,8 @@ public enum Meters {
             "Pending transfers across instances as last counted (stops at ledgerline.overload.max-pending + 1)", List.of()),
     OVERLOAD_REFUSING("ledgerline.overload.refusing",
             "1 while new transfers are refused because the pending backlog is beyond its bound", List.of()),
+    OVERLOAD_COUNTS("ledgerline.overload.counts",
+            "Counts of the pending backlog this instance made, one per ledgerline.overload.check-every", List.of()),
     RATE_LIMIT("ledgerline.rate.limit", null, List.of("kind", "store", "result")),
     IDEMPOTENCY("ledgerline.idempotency",
             "Idempotency decisions by path (fast: Redis, db: PostgreSQL) and result; redis_unavailable means the service "

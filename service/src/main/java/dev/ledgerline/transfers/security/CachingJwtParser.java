@@ -12,7 +12,10 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.jwt.JsonWebToken;
+
+import java.util.Optional;
 
 /**
  * The parser Quarkus uses to authenticate bearer tokens (smallrye-jwt's, unchanged), with
@@ -24,6 +27,9 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  * unused trailing bits are zero ({@link CanonicalToken}). Decoders forgive padding and stray low bits, so
  * without this one signed token had countless accepted spellings, each a cache miss of its own — a single
  * token holder could fill the cache and push every other client back to full verification.
+ *
+ * <p>Where {@code smallrye.jwt.path.groups} names the claim the identity provider puts roles in, a verified token's
+ * groups come from that claim alone ({@link GroupsClaim}); a token without it has none.
  */
 @Alternative
 @Priority(1)
@@ -34,9 +40,12 @@ public class CachingJwtParser extends DefaultJWTParser {
     private VerifiedTokens verified;
     private Counter hits;
     private Counter misses;
+    private GroupsClaim groups;
 
     @Inject
-    void configure(LedgerlineConfig config, MeterRegistry metrics) {
+    void configure(LedgerlineConfig config, MeterRegistry metrics,
+            @ConfigProperty(name = "smallrye.jwt.path.groups") Optional<String> groupsPath) {
+        this.groups = GroupsClaim.of(groupsPath);
         LedgerlineConfig.TokenCache settings = config.tokenCache();
         this.verified = new VerifiedTokens(settings.maxEntries(), settings.ttl().toMillis());
         this.hits = Meters.AUTH_TOKEN_CACHE.counter("hit").register(metrics);
@@ -55,7 +64,7 @@ public class CachingJwtParser extends DefaultJWTParser {
             return known;
         }
         misses.increment();
-        JsonWebToken fresh = super.parse(token);
+        JsonWebToken fresh = groups.enforce(super.parse(token));
         verified.put(token, fresh, now);
         return fresh;
     }

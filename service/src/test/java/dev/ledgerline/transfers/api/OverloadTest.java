@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Metrics;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -34,6 +35,23 @@ class OverloadTest {
                     "ledgerline.overload.check-every", "200ms",
                     "ledgerline.overload.retry-after-seconds", "3");
         }
+    }
+
+    /**
+     * The backlog is counted at the configured period, here 200 ms, not once a second as Quarkus's scheduler would
+     * run it. Ten counts at 200 ms take 2 s; a once-a-second schedule needs 10 s for them, so the 6 s bound has
+     * room for a loaded machine on one side and still tells the two apart on the other.
+     */
+    @Test
+    void theBacklogIsCountedAtTheConfiguredPeriodBelowOneSecond() {
+        double before = counts();
+
+        Awaitility.await("ten backlog counts").atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100))
+                .until(() -> counts() - before >= 10);
+    }
+
+    private static double counts() {
+        return Metrics.sum("ledgerline_overload_counts_total", "");
     }
 
     @Test

@@ -367,8 +367,13 @@ public final class ContractDrift {
             drift.add(where + ": the document's type is " + schema.path("type") + ", the implementation writes an object");
             return;
         }
-        if (!schema.path("additionalProperties").isBoolean() || schema.path("additionalProperties").asBoolean()) {
-            drift.add(where + ": additionalProperties must be false, or an undocumented field could never be detected");
+        // a response must not carry an undocumented field; a request may carry one the service ignores (docs/http.md
+        // "API versioning"), which the schema then says explicitly with true
+        if (!schema.path("additionalProperties").isBoolean()
+                || direction == Direction.RESPONSE && schema.path("additionalProperties").asBoolean()) {
+            drift.add(where + ": additionalProperties must be " + (direction == Direction.RESPONSE
+                    ? "false, or an undocumented field could never be detected"
+                    : "given: false, or true where unknown fields are ignored"));
         }
 
         JavaType javaType = mapper.constructType(type);

@@ -13,8 +13,11 @@ import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
@@ -66,6 +69,14 @@ class TokenVerificationTest {
     @Test
     void aTokenSignedWithAnotherRsaAlgorithmIsRefused() throws Exception {
         refused(claims().jws().algorithm(SignatureAlgorithm.PS256).sign(devKey()));
+    }
+
+    /** ES256 is not accepted next to RS256: the one pinned algorithm decides, never the header (SECURITY.md). */
+    @Test
+    void anEs256TokenIsRefused() throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(new ECGenParameterSpec("secp256r1"));
+        refused(claims().jws().algorithm(SignatureAlgorithm.ES256).sign(generator.generateKeyPair().getPrivate()));
     }
 
     @Test
@@ -167,6 +178,20 @@ class TokenVerificationTest {
         }
         double hits = cacheHits() - before;
         assertTrue(hits >= 3, "hits counted for the repeated token: " + hits);
+    }
+
+    /**
+     * Without {@code smallrye.jwt.path.groups} only the {@code groups} claim counts: roles in Keycloak's
+     * {@code realm_access.roles} or in a namespaced claim authenticate the caller but grant no group
+     * (KeycloakRolesTest, NamespacedRolesTest read them when configured).
+     */
+    @Test
+    void rolesOutsideTheGroupsClaimGrantNothingByDefault() throws Exception {
+        List<String> roles = List.of("transfers.write", "transfers.read");
+
+        ProviderTokens.create(ProviderTokens.keycloak("token-kc", roles)).then().statusCode(403);
+        ProviderTokens.create(ProviderTokens.namespaced("token-ns", roles)).then().statusCode(403);
+        ProviderTokens.create(ProviderTokens.groups("token-groups", roles)).then().statusCode(201);
     }
 
     private static double cacheHits() {

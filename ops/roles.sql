@@ -89,6 +89,23 @@ BEGIN
         -- every attempt is recorded; the oldest beyond keep-attempts per endpoint are pruned
         GRANT SELECT, INSERT, DELETE ON webhook_deliveries TO ledgerline_service;
     END IF;
+    IF to_regclass('public.accounts') IS NOT NULL THEN
+        REVOKE ALL ON accounts FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- opened on first use, held, posted and released by the transfer's statements, raised by credits; never deleted
+        GRANT SELECT, INSERT, UPDATE ON accounts TO ledgerline_service;
+    END IF;
+    IF to_regclass('public.ledger_entries') IS NOT NULL THEN
+        REVOKE ALL ON ledger_entries FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- the ledger is appended to and read, never changed
+        GRANT SELECT, INSERT ON ledger_entries TO ledgerline_service;
+        GRANT SELECT ON settlement_accounts TO ledgerline_service, ledgerline_operator;
+        GRANT SELECT ON ledger_entries TO ledgerline_operator;
+    END IF;
+    IF to_regclass('public.credits') IS NOT NULL THEN
+        REVOKE ALL ON credits FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- booked once under the booking service's key and read back for its replays
+        GRANT SELECT, INSERT ON credits TO ledgerline_service;
+    END IF;
     IF to_regclass('public.flyway_schema_history') IS NOT NULL THEN
         REVOKE ALL ON flyway_schema_history FROM PUBLIC, ledgerline_service, ledgerline_operator;
         -- readiness reports the schema version, and Flyway at start checks that nothing is pending
@@ -110,7 +127,7 @@ BEGIN
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
        AND c.relname NOT IN ('transfers', 'transfer_events', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
-                             'webhook_deliveries');
+                             'webhook_deliveries', 'accounts', 'ledger_entries', 'credits');
     IF unknown IS NOT NULL THEN
         RAISE EXCEPTION 'ops/roles.sql grants nothing on %: add what the service may do with it', unknown;
     END IF;

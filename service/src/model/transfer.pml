@@ -317,6 +317,13 @@
  *   P5  sent => executions == 1, failed => executions == 0, at every moment (so also after a
  *       late request executed)                       assert when the sweeper ends, once every
  *                                                    deadline passed + ltl p5_outcome_matches_provider
+ *   L1  the ledger's hold (V12) is resolved at most once, posted exactly for sent and released
+ *       exactly for failed or cancelled; reconciling keeps it       assert at each resolution
+ *                                                    + ltl l1_hold_follows_status
+ *       MUTANT_POST_ON_STALE_FENCE    a fence that matches no row resolves the hold anyway      L1
+ *       MUTANT_RELEASE_WHILE_UNKNOWN  the fence to reconciling releases the hold               L1
+ *       A row the database lost and re-created holds nothing (hold = NOHOLD): the model records
+ *       the service's gap (docs/safety.md "Money the customer has") instead of asserting over it.
  *   safety run also reports invalid end states: every process blocked while the row is not
  *   terminal would be a transfer stuck forever.
  *
@@ -540,6 +547,14 @@ int   open_m = 0;                   /* bit k: claim k's holder is alive and has
                                        not resolved its send yet              */
 bit   crashed[4];                   /* instance killed (worker never resumes) */
 
+/* ---- the ledger (V12): the transfer's hold on its owner's account ----------
+   HELD by the INSERT's statement; POSTED by the fence to sent, RELEASED by the
+   fence to failed or the cancel, each in the statement of that transition
+   (TransferSql.RESOLVE_HOLDS); NOHOLD: a row the database lost (its hold went
+   with it) and the service re-created, which holds nothing.                   */
+mtype = { HELD, POSTED, RELEASED, NOHOLD };
+mtype hold = HELD;
+
 /* ---- ghosts / observability ----------------------------------------------- */
 byte  stale_fences = 0;             /* fence matched zero rows (counted)       */
 bit   p2_write_after_terminal = 0;  /* some UPDATE hit a sent/failed row      */
@@ -705,6 +720,23 @@ inline write_check(held, held_g) {
 #define FENCE_WHERE(held, held_g) (version == held)      /* WHERE id=$1 AND version=$v */
 #endif
 
+/* L1: a hold is resolved at most once, posted exactly for sent and released
+   exactly for failed or cancelled; reconciling (an unknown outcome) keeps it.  */
+inline resolve_hold(s) {
+  if
+  :: hold == NOHOLD -> skip
+  :: else ->
+       if
+       :: s == SENT   -> ASSERT(hold == HELD); hold = POSTED
+       :: s == FAILED -> ASSERT(hold == HELD); hold = RELEASED
+#ifdef MUTANT_RELEASE_WHILE_UNKNOWN
+       :: s == RECONCILING && hold == HELD -> hold = RELEASED   /* releases on an unknown outcome */
+#endif
+       :: else -> skip
+       fi
+  fi
+}
+
 /* TransferRepository#fence: UPDATE ... SET status=$s, version=version+1
    WHERE id=$1 AND version=$held  -- zero rows: stale, count it, change nothing.
    Also the reconciler's settle (fence after a lookup) and its park.          */
@@ -722,11 +754,15 @@ inline fence(held, held_g, new_status) {
 #endif
          write_check(held, held_g);
          status = new_status; version++;
+         resolve_hold(new_status);
 #ifdef LOST_COMMIT
          row_tok = 0; gens++; row_gen = gens;  /* every fence clears claim_token */
 #endif
          printf("@ fence v%d -> %e\n", held, new_status)
     :: else ->
+#ifdef MUTANT_POST_ON_STALE_FENCE
+         resolve_hold(new_status);   /* the ledger's write not tied to the row the fence wrote */
+#endif
          stale_fences++;
          printf("@ fence v%d matches no row (stale)\n", held)
     fi
@@ -1104,6 +1140,7 @@ active proctype Canceller() {
     :: CANCEL_WHERE(seen) ->
          write_check(seen, CANCEL_G);
          status = CANCELLED; version++;
+         if :: hold == NOHOLD -> skip :: else -> ASSERT(hold == HELD); hold = RELEASED fi;
 #ifdef LOST_COMMIT
          row_tok = 0; gens++; row_gen = gens;
 #endif
@@ -1317,6 +1354,7 @@ end_failover:
        :: /* (b) the INSERT is lost (and every commit after it): no row       */
           lost_m = BIT(claims + 1) - 2;
           status = ABSENT; version = 0; row_claim = 0; row_tok = 0; row_gen = 0;
+          hold = NOHOLD;  /* the account's hold was in the lost commits too */
           printf("@ database loses the INSERT: no row\n")
        fi;
        snap_status = 0; snap_version = 0; snap_claim = 0; snap_tok = 0; snap_gen = 0 }
@@ -1355,6 +1393,15 @@ ltl p2_no_write_after_terminal { [] (!p2_write_after_terminal
                                      && (status == FAILED -> [] (status == FAILED))) }
 #endif
 ltl p3_no_stale_write          { [] (!p3_stale_write) }
+#ifdef CANCEL
+ltl l1_hold_follows_status     { [] ((hold == POSTED -> status == SENT)
+                                     && (hold == RELEASED -> (status == FAILED || status == CANCELLED))
+                                     && (hold == HELD -> !TERMINAL)) }
+#else
+ltl l1_hold_follows_status     { [] ((hold == POSTED -> status == SENT)
+                                     && (hold == RELEASED -> status == FAILED)
+                                     && (hold == HELD -> !TERMINAL)) }
+#endif
 #ifdef CANCEL
 ltl p4_eventually_terminal     { <> (status == SENT || status == FAILED || status == CANCELLED) }
 #else

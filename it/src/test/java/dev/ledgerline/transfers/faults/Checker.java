@@ -62,6 +62,11 @@ final class Checker {
         ORPHAN_TRANSFER("a transfer under a key no client sent"),
         ILLEGAL_HISTORY("a transfer's events are not a path of the state machine"),
         DEAD_CLIENT("a simulated client died of an exception"),
+        LEDGER_POSTED_DIFFERS("an account's posted balance is not its credits less the amounts of its sent transfers"),
+        LEDGER_HELD_DIFFERS("an account's held amount is not the sum of its open transfers"),
+        LEDGER_NEGATIVE("an account's available balance (or its held amount) is negative"),
+        LEDGER_UNBALANCED("an entry's legs, or a currency's accounts with its settlement account, do not sum to zero"),
+        LEDGER_POSTING_UNEXECUTED("a posting does not belong to exactly one transfer the provider executed"),
         TOO_LITTLE_LOAD("the scenario made fewer transfers than it needs to mean anything");
 
         final String sentence;
@@ -84,6 +89,22 @@ final class Checker {
     }
 
     record Event(long version, String from, String to, String actor, String reason) {
+    }
+
+    /** An account as stored: what was posted to it and what its open transfers hold. */
+    record Account(String principal, String currency, long posted, long held) {
+    }
+
+    /** One ledger entry as stored ({@code transferId} for a hold, post or release; {@code creditId} for a credit). */
+    record Entry(String principal, String currency, String kind, long amount, long accountLeg, long settlementLeg,
+                 long heldChange, String transferId, String creditId) {
+    }
+
+    /**
+     * The ledger of the scenario's principals: their accounts, their entries, and the ids of their transfers that hold
+     * funds (accepted while the ledger was on; a transfer the database lost and re-created does not).
+     */
+    record Ledger(List<Account> accounts, List<Entry> entries, Set<String> holding) {
     }
 
     /** What the provider did with a send it applied. */
@@ -132,7 +153,18 @@ final class Checker {
      */
     record Facts(List<Transfer> transfers, Map<String, List<Event>> events, List<History.Request> requests,
                  List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances,
-                 Crashes crashes) {
+                 Crashes crashes, Ledger ledger) {
+
+        /** Facts without the ledger: its invariants are not checked. */
+        Facts(List<Transfer> transfers, Map<String, List<Event>> events, List<History.Request> requests,
+              List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances,
+              Crashes crashes) {
+            this(transfers, events, requests, deadClients, orders, providerExecutions, brokenInstances, crashes, null);
+        }
+
+        Facts withLedger(Ledger ledger) {
+            return new Facts(transfers, events, requests, deadClients, orders, providerExecutions, brokenInstances, crashes, ledger);
+        }
 
         Facts(List<Transfer> transfers, Map<String, List<Event>> events, List<History.Request> requests,
               List<String> deadClients, List<Order> orders, long providerExecutions, Set<String> brokenInstances) {
@@ -148,26 +180,27 @@ final class Checker {
      */
     record Report(String scenario, int requests, int unknownRequests, int transfers, int failed, long executions,
                   long providerExecutions, long duplicates, long fencedMetrics, long fencedLogs, int unresolved,
-                  int lost, int lostNeverRetried, List<Violation> violations, String evidence) {
+                  int lost, int lostNeverRetried, List<Violation> violations, String evidence, long postings,
+                  long releases, long heldAtEnd) {
 
         static String header() {
-            return String.format("%-22s %8s %8s %9s %7s %10s %10s %10s %14s %11s %10s %9s %13s %10s  %s",
+            return String.format("%-22s %8s %8s %9s %7s %10s %10s %10s %14s %11s %10s %9s %13s %8s %8s %8s %10s  %s",
                     "scenario", "requests", "unknown", "transfers", "failed", "executions", "prov.execs", "duplicates",
-                    "fenced(metric)", "fenced(log)", "unresolved", "lost(201)", "never-retried", "violations",
-                    "fault landed");
+                    "fenced(metric)", "fenced(log)", "unresolved", "lost(201)", "never-retried", "postings", "releases",
+                    "held", "violations", "fault landed");
         }
 
         String row() {
-            return String.format("%-22s %8d %8d %9d %7d %10d %10d %10d %14d %11d %10d %9d %13d %10d  %s", scenario,
+            return String.format("%-22s %8d %8d %9d %7d %10d %10d %10d %14d %11d %10d %9d %13d %8d %8d %8d %10d  %s", scenario,
                     requests, unknownRequests, transfers, failed, executions, providerExecutions, duplicates, fencedMetrics,
-                    fencedLogs, unresolved, lost, lostNeverRetried, violations.size(), evidence);
+                    fencedLogs, unresolved, lost, lostNeverRetried, postings, releases, heldAtEnd, violations.size(), evidence);
         }
 
         /** Adds the fencing counts and what the faults showed to the checker's own evidence. */
         Report withFencing(long metric, long logs, String landed) {
             String both = evidence.isEmpty() ? landed : landed.isEmpty() ? evidence : landed + "; " + evidence;
             return new Report(scenario, requests, unknownRequests, transfers, failed, executions, providerExecutions,
-                    duplicates, metric, logs, unresolved, lost, lostNeverRetried, violations, both);
+                    duplicates, metric, logs, unresolved, lost, lostNeverRetried, violations, both, postings, releases, heldAtEnd);
         }
 
         Set<Breach> breaches() {
@@ -213,7 +246,7 @@ final class Checker {
     Facts facts(String principalPrefix, History history, List<Order> orders, long providerExecutions,
                 Set<String> brokenInstances, Crashes crashes) {
         return new Facts(transfers(principalPrefix), events(principalPrefix), history.requests(), history.deadClients(),
-                orders, providerExecutions, brokenInstances, crashes);
+                orders, providerExecutions, brokenInstances, crashes, ledger(principalPrefix));
     }
 
     /**
@@ -484,9 +517,89 @@ final class Checker {
         String lostEvidence = losses.isEmpty() ? "" : "lost 201s " + losses.size() + ": retried and finished once "
                 + lostRetriedOnce + ", lost, never retried: " + lostNeverRetried + ", retried without an answer "
                 + lostRetriesUnanswered;
+        Ledger ledger = facts.ledger();
+        if (ledger != null) {
+            violations.addAll(ledger(ledger, transfers, facts.orders()));
+        }
         return new Report(scenario, facts.requests().size(), unknown, transfers.size(), failed, executions,
                 facts.providerExecutions(), duplicates, 0, 0, unresolved, losses.size(), lostNeverRetried, violations,
-                lostEvidence);
+                lostEvidence,
+                ledger == null ? 0 : ledger.entries().stream().filter(e -> e.kind().equals("post")).count(),
+                ledger == null ? 0 : ledger.entries().stream().filter(e -> e.kind().equals("release")).count(),
+                ledger == null ? 0 : ledger.accounts().stream().mapToLong(Account::held).sum());
+    }
+
+    /** A transfer that still holds its funds: not yet sent, failed or cancelled. */
+    private static boolean open(Transfer t) {
+        return !Set.of("sent", "failed", "cancelled").contains(t.status);
+    }
+
+    /**
+     * The ledger's invariants (docs/safety.md "Money the customer has"), counted in money: per account, posted is what
+     * came in (opening and credits) less the amounts of its sent transfers, and held the sum of its open ones;
+     * available and held are never negative; every entry's two legs, and per currency all accounts with the
+     * settlement account, sum to zero; every posting belongs to exactly one transfer the provider executed.
+     */
+    static List<Violation> ledger(Ledger ledger, List<Transfer> transfers, List<Order> orders) {
+        List<Violation> violations = new ArrayList<>();
+        Map<String, Transfer> byId = transfers.stream().collect(Collectors.toMap(Transfer::id, t -> t));
+        Map<String, Long> cameIn = new HashMap<>();
+        Map<String, Long> settlement = new HashMap<>();
+        Map<String, Long> postsByTransfer = new HashMap<>();
+        for (Entry e : ledger.entries()) {
+            String account = e.principal() + "/" + e.currency();
+            if (e.accountLeg() + e.settlementLeg() != 0) {
+                violations.add(new Violation(Breach.LEDGER_UNBALANCED, "a " + e.kind() + " entry of " + account + " has legs "
+                        + e.accountLeg() + " and " + e.settlementLeg()));
+            }
+            settlement.merge(e.currency(), e.settlementLeg(), Long::sum);
+            if (e.kind().equals("opening") || e.kind().equals("credit")) {
+                cameIn.merge(account, e.amount(), Long::sum);
+            }
+            if (e.kind().equals("post")) {
+                postsByTransfer.merge(String.valueOf(e.transferId()), 1L, Long::sum);
+            }
+        }
+        Set<String> executed = orders.stream().filter(o -> o.outcome() == OrderOutcome.EXECUTED).map(Order::reference)
+                .collect(Collectors.toSet());
+        for (var posted : postsByTransfer.entrySet()) {
+            Transfer t = byId.get(posted.getKey());
+            if (posted.getValue() != 1 || t == null || !executed.contains(t.reference)) {
+                violations.add(new Violation(Breach.LEDGER_POSTING_UNEXECUTED, posted.getValue() + " posting(s) of transfer "
+                        + posted.getKey() + (t == null ? ", which does not exist" : " (" + t.status + "), executed by the provider: "
+                        + executed.contains(t.reference))));
+            }
+        }
+        Map<String, Long> accountsByCurrency = new HashMap<>();
+        for (Account a : ledger.accounts()) {
+            String account = a.principal() + "/" + a.currency();
+            accountsByCurrency.merge(a.currency(), a.posted(), Long::sum);
+            List<Transfer> own = transfers.stream().filter(t -> ledger.holding().contains(t.id)
+                    && t.userId.equals(a.principal()) && t.currency.equals(a.currency())).toList();
+            long sent = own.stream().filter(t -> t.status.equals("sent")).mapToLong(Transfer::amount).sum();
+            long expectedPosted = cameIn.getOrDefault(account, 0L) - sent;
+            if (a.posted() != expectedPosted) {
+                violations.add(new Violation(Breach.LEDGER_POSTED_DIFFERS, account + " has posted " + a.posted() + ", credits "
+                        + cameIn.getOrDefault(account, 0L) + " less sent " + sent + " is " + expectedPosted));
+            }
+            long open = own.stream().filter(Checker::open).mapToLong(Transfer::amount).sum();
+            if (a.held() != open) {
+                violations.add(new Violation(Breach.LEDGER_HELD_DIFFERS, account + " holds " + a.held() + ", its open transfers "
+                        + open));
+            }
+            if (a.held() < 0 || a.posted() - a.held() < 0) {
+                violations.add(new Violation(Breach.LEDGER_NEGATIVE, account + " has posted " + a.posted() + ", held " + a.held()));
+            }
+        }
+        for (String currency : new TreeSet<>(settlement.keySet())) {
+            long sum = accountsByCurrency.getOrDefault(currency, 0L) + settlement.get(currency);
+            if (sum != 0) {
+                violations.add(new Violation(Breach.LEDGER_UNBALANCED, currency + ": the accounts hold "
+                        + accountsByCurrency.getOrDefault(currency, 0L) + ", the settlement account " + settlement.get(currency)
+                        + ", together " + sum));
+            }
+        }
+        return violations;
     }
 
     /**
@@ -567,6 +680,23 @@ final class Checker {
                         rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9),
                         rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant())), principalPrefix + "%");
         return result;
+    }
+
+    /** The accounts, entries and fund-holding transfers of these principals. */
+    Ledger ledger(String principalPrefix) {
+        List<Account> accounts = new ArrayList<>();
+        query("SELECT principal, currency, posted, held FROM accounts WHERE principal LIKE ?",
+                rs -> accounts.add(new Account(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4))), principalPrefix + "%");
+        List<Entry> entries = new ArrayList<>();
+        query("""
+                SELECT principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id::text, credit_id::text
+                  FROM ledger_entries WHERE principal LIKE ? ORDER BY id""",
+                rs -> entries.add(new Entry(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
+                        rs.getLong(6), rs.getLong(7), rs.getString(8), rs.getString(9))), principalPrefix + "%");
+        Set<String> holding = new TreeSet<>();
+        query("SELECT id::text FROM transfers WHERE user_id LIKE ? AND holds_funds",
+                rs -> holding.add(rs.getString(1)), principalPrefix + "%");
+        return new Ledger(accounts, entries, holding);
     }
 
     /** A row's reference and version at one moment. */

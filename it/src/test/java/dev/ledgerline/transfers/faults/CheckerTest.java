@@ -1,9 +1,12 @@
 package dev.ledgerline.transfers.faults;
 
+import dev.ledgerline.transfers.faults.Checker.Account;
 import dev.ledgerline.transfers.faults.Checker.Breach;
 import dev.ledgerline.transfers.faults.Checker.Crashes;
 import dev.ledgerline.transfers.faults.Checker.Event;
+import dev.ledgerline.transfers.faults.Checker.Entry;
 import dev.ledgerline.transfers.faults.Checker.Facts;
+import dev.ledgerline.transfers.faults.Checker.Ledger;
 import dev.ledgerline.transfers.faults.Checker.Loss;
 import dev.ledgerline.transfers.faults.Checker.Order;
 import dev.ledgerline.transfers.faults.Checker.OrderOutcome;
@@ -46,6 +49,82 @@ class CheckerTest {
     private long providerExecutions = 1;
     private Set<String> brokenInstances = Set.of();
     private Crashes crashes;
+    /** alice opened with 10,000 and sent 1,250: held, then posted. */
+    private static final long OPENING = 10_000;
+    private final List<Account> accounts = new ArrayList<>(List.of(new Account(ALICE, Checker.CURRENCY, OPENING - 1250, 0)));
+    private final List<Entry> entries = new ArrayList<>(List.of(opening(OPENING), hold(ID, 1250), post(ID, 1250)));
+    private final Set<String> holding = new java.util.HashSet<>(Set.of(ID));
+
+    @Test
+    void aHealthyLedgerPasses() {
+        assertEquals(Set.of(), ledgerBreaches(), "the baseline every ledger mutant below breaks in one way");
+    }
+
+    @Test
+    void aFenceThatDidNotPostIsCaughtAsPostedBalanceDiffering() {
+        // the transfer is sent, its hold was dropped without a posting: the customer kept the money the provider paid out
+        entries.remove(2);
+        entries.add(new Entry(ALICE, Checker.CURRENCY, "release", 1250, 0, 0, -1250, ID, null));
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, OPENING, 0));
+        assertEquals(Set.of(Breach.LEDGER_POSTED_DIFFERS), ledgerBreaches());
+    }
+
+    @Test
+    void aHoldLeftOnAFailedTransferIsCaught() {
+        // the provider rejected it and the fence to failed did not release the hold
+        failedTransfer();
+        entries.remove(2);
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, OPENING, 1250));
+        assertEquals(Set.of(Breach.LEDGER_HELD_DIFFERS), ledgerBreaches());
+    }
+
+    @Test
+    void aNegativeAvailableBalanceIsCaught() {
+        // a funds check that let a transfer through on money the account did not have
+        entries.set(0, opening(1000));
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, 1000 - 1250, 0));
+        assertEquals(Set.of(Breach.LEDGER_NEGATIVE), ledgerBreaches());
+    }
+
+    @Test
+    void legsThatDoNotSumToZeroAreCaught() {
+        // the settlement leg of the posting is not the customer leg's opposite: money made or lost in the books
+        entries.set(2, new Entry(ALICE, Checker.CURRENCY, "post", 1250, -1250, 1000, -1250, ID, null));
+        assertEquals(Set.of(Breach.LEDGER_UNBALANCED), ledgerBreaches());
+    }
+
+    @Test
+    void aPostingOfATransferTheProviderNeverExecutedIsCaught() {
+        // the transfer failed (rejected), yet a stale fence posted it
+        failedTransfer();
+        assertEquals(Set.of(Breach.LEDGER_POSTING_UNEXECUTED, Breach.LEDGER_POSTED_DIFFERS), ledgerBreaches());
+    }
+
+    @Test
+    void aTransferPostedTwiceIsCaught() {
+        entries.add(post(ID, 1250));
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, OPENING - 2500, 0));
+        assertEquals(Set.of(Breach.LEDGER_POSTING_UNEXECUTED, Breach.LEDGER_POSTED_DIFFERS), ledgerBreaches());
+    }
+
+    private void failedTransfer() {
+        transfers.set(0, row(ID, KEY, 1250, "failed", REF));
+        events.put(ID, List.of(event(0, null, "pending"), event(1, "pending", "processing"), event(2, "processing", "failed")));
+        orders.set(0, order(REF, 1250, OrderOutcome.REJECTED));
+        providerExecutions = 0;
+    }
+
+    private static Entry opening(long amount) {
+        return new Entry(ALICE, Checker.CURRENCY, "opening", amount, amount, -amount, 0, null, null);
+    }
+
+    private static Entry hold(String id, long amount) {
+        return new Entry(ALICE, Checker.CURRENCY, "hold", amount, 0, 0, amount, id, null);
+    }
+
+    private static Entry post(String id, long amount) {
+        return new Entry(ALICE, Checker.CURRENCY, "post", amount, -amount, amount, -amount, id, null);
+    }
 
     @Test
     void aHealthyHistoryPasses() {
@@ -369,6 +448,12 @@ class CheckerTest {
 
     private Set<Breach> breaches() {
         return Checker.verify("mutant", facts(), 1, TTL).breaches();
+    }
+
+    /** The breaches with the ledger's invariants checked too (the other mutants leave the ledger out). */
+    private Set<Breach> ledgerBreaches() {
+        Facts facts = facts().withLedger(new Ledger(accounts, entries, holding));
+        return Checker.verify("mutant", facts, 1, TTL).breaches();
     }
 
     private Facts facts() {

@@ -30,7 +30,7 @@ public class Submissions {
      * The one value of a header that must not repeat: a second {@code Idempotency-Key} would otherwise be
      * dropped silently, and the client could not know which of its two keys guards the transfer.
      */
-    private static String single(HttpServerRequest http, String name, String first) {
+    static String single(HttpServerRequest http, String name, String first) {
         int count = http.headers().getAll(name).size();
         if (count > 1) {
             throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_INVALID,

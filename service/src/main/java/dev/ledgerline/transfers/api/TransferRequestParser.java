@@ -92,39 +92,34 @@ public class TransferRequestParser {
      * ({@code null} when none was given: JSON is UTF-8, RFC 8259 §8.1).
      */
     public TransferRequest parse(byte[] body, String charset) {
+        return parse(decode(body, charset));
+    }
+
+    /** The body as text: strict UTF-8 under {@code charset} (415 for another), within the size bound (413). */
+    String decode(byte[] body, String charset) {
         if (charset != null && !charset.strip().replace("\"", "").equalsIgnoreCase("utf-8")) {
             throw new ProblemException(ProblemType.UNSUPPORTED_MEDIA_TYPE,
                     "Send the body as UTF-8 JSON: application/json without a charset, or with charset=utf-8.");
         }
         if (body == null || body.length == 0) {
-            return parse("");
+            return "";
         }
         if (body.length > maxBodyBytes) {
             throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
                     "The request body is larger than " + maxBodyBytes + " bytes.");
         }
         try {
-            return parse(StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(body)).toString());
+                    .decode(ByteBuffer.wrap(body)).toString();
         } catch (CharacterCodingException e) {
             throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid UTF-8.");
         }
     }
 
     public TransferRequest parse(String body) {
-        if (body == null || body.isBlank()) {
-            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
-        }
-        if (body.getBytes(StandardCharsets.UTF_8).length > maxBodyBytes) {
-            throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
-                    "The request body is larger than " + maxBodyBytes + " bytes.");
-        }
-        JsonNode root = readTree(body);
-        if (!root.isObject()) {
-            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be a JSON object.");
-        }
+        JsonNode root = object(body);
         List<Problem.FieldError> errors = new ArrayList<>();
         unknownFields(root, "", TOP_FIELDS, errors);
         Long amount = amount(root.get("amount"), errors);
@@ -137,6 +132,22 @@ public class TransferRequestParser {
                     errors.size() == 1 ? "One field is not valid." : errors.size() + " fields are not valid.", errors, Map.of());
         }
         return new TransferRequest(amount, currency, destination, description, executeAt);
+    }
+
+    /** The body as one JSON object, within the size bound and the reader's limits, or a 400/413 problem. */
+    JsonNode object(String body) {
+        if (body == null || body.isBlank()) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
+        }
+        if (body.getBytes(StandardCharsets.UTF_8).length > maxBodyBytes) {
+            throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
+                    "The request body is larger than " + maxBodyBytes + " bytes.");
+        }
+        JsonNode root = readTree(body);
+        if (!root.isObject()) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be a JSON object.");
+        }
+        return root;
     }
 
     /** Absent or {@code null}: at once. Otherwise an instant at most the schedule horizon ahead. */
@@ -177,7 +188,7 @@ public class TransferRequestParser {
         }
     }
 
-    private Long amount(JsonNode node, List<Problem.FieldError> errors) {
+    Long amount(JsonNode node, List<Problem.FieldError> errors) {
         if (node == null || node.isNull()) {
             errors.add(new Problem.FieldError("amount", "is required"));
             return null;
@@ -199,7 +210,7 @@ public class TransferRequestParser {
         return value;
     }
 
-    private String currency(JsonNode node, List<Problem.FieldError> errors) {
+    String currency(JsonNode node, List<Problem.FieldError> errors) {
         if (node == null || node.isNull()) {
             errors.add(new Problem.FieldError("currency", "is required"));
             return null;
@@ -243,7 +254,7 @@ public class TransferRequestParser {
      * {@code composed} (the beneficiary name) the value is taken in Unicode NFC, and the checks apply to that form, which
      * is what is stored, fingerprinted and sent to the provider: typed composed or decomposed, a name gets one answer.
      */
-    private static String text(JsonNode node, String field, int maxLength, boolean required, boolean composed,
+    static String text(JsonNode node, String field, int maxLength, boolean required, boolean composed,
                                List<Problem.FieldError> errors) {
         if (node == null || node.isNull()) {
             if (required) {
@@ -305,7 +316,7 @@ public class TransferRequestParser {
      * mistake that would silently change the transfer (an {@code executeat} ignored would send it at once), and any
      * other name can be no field of {@code /v1}: both are refused.
      */
-    private static void unknownFields(JsonNode object, String prefix, Set<String> known, List<Problem.FieldError> errors) {
+    static void unknownFields(JsonNode object, String prefix, Set<String> known, List<Problem.FieldError> errors) {
         for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (known.contains(name)) {

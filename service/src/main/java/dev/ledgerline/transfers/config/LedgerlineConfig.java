@@ -45,6 +45,30 @@ public interface LedgerlineConfig {
 
     Webhooks webhooks();
 
+    Ledger ledger();
+
+    /**
+     * The built-in ledger (docs/safety.md "Money the customer has"): accounts per principal and currency, a hold at
+     * accept, posted or released by the fence that ends the transfer.
+     */
+    interface Ledger {
+        /**
+         * Whether a transfer must be covered by its owner's available balance and holds it until it ends. Off, for a
+         * deployment whose balances live in a core-banking system: a transfer is accepted whatever the balance, as
+         * before the ledger, and holds nothing; transfers accepted while it was on still post or release their holds.
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /**
+         * What an account holds when it opens on first use, in minor units of its currency, booked as an
+         * {@code opening} entry. 0 in prod, where an account holds only what was credited; the dev and test profiles
+         * open with 1,000,000 so the walkthrough and the sandbox work without a credit.
+         */
+        @WithDefault("0")
+        long openingBalance();
+    }
+
     /**
      * Webhooks: the event feed pushed to registered HTTP endpoints (docs/webhooks.md). Each endpoint follows the feed
      * with its own cursor; one instance at a time delivers to it, under a lease.

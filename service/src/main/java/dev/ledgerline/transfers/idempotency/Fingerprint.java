@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.idempotency;
 
+import dev.ledgerline.transfers.account.CreditRequest;
 import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 
@@ -71,6 +72,19 @@ public final class Fingerprint {
         if (request.executeAt() != null) {
             field(canonical, "executeAt=" + request.executeAt().toInstant());
         }
+        return Sha256.hex(canonical.toString());
+    }
+
+    /**
+     * A credit's fingerprint: the credited principal, amount, currency and reference. The same key booking another
+     * principal, amount or reference is another request (422).
+     */
+    public static String of(String principal, CreditRequest request) {
+        StringBuilder canonical = new StringBuilder("credit/v1");
+        field(canonical, principal);
+        field(canonical, Long.toString(request.amount()));
+        field(canonical, request.currency());
+        field(canonical, request.reference());
         return Sha256.hex(canonical.toString());
     }
 

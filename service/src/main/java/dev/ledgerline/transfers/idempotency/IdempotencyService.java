@@ -272,7 +272,9 @@ public class IdempotencyService {
                     }
                     return accepted;
                 })
-                .onFailure(e -> !(e instanceof ProblemException) && ourMarker != null)
+                // nothing was written when the funds did not cover it: the key is free for a retry once they do
+                .onFailure(e -> (!(e instanceof ProblemException) || ((ProblemException) e).type() == ProblemType.INSUFFICIENT_FUNDS)
+                        && ourMarker != null)
                 .call(() -> cache.deleteIfHolds(redisKey, ourMarker).onFailure().recoverWithNull());
     }
 

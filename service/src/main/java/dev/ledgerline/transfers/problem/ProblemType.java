@@ -18,6 +18,7 @@ public enum ProblemType {
     PAYLOAD_TOO_LARGE(413, "Request body too large"),
     UNSUPPORTED_MEDIA_TYPE(415, "Unsupported media type"),
     IDEMPOTENCY_KEY_REUSED(422, "Idempotency-Key was already used for a different request"),
+    INSUFFICIENT_FUNDS(422, "The available balance does not cover the amount"),
     RATE_LIMITED(429, "Too many requests"),
     INTERNAL_ERROR(500, "Internal error"),
     SERVICE_UNAVAILABLE(503, "Service temporarily unavailable");

@@ -65,7 +65,7 @@ public class TransferService {
     }
 
     /** The {@code outcome} tag of {@code ledgerline.transfers.requests}: how each POST ended. */
-    enum Outcome { OVERLOADED, RATE_LIMITED, REJECTED, CREATED, REPLAYED, CONFLICT, MISMATCH }
+    enum Outcome { OVERLOADED, RATE_LIMITED, REJECTED, CREATED, REPLAYED, CONFLICT, MISMATCH, INSUFFICIENT_FUNDS }
 
     private final IdempotencyService idempotency;
     private final Dispatcher dispatcher;
@@ -136,6 +136,7 @@ public class TransferService {
                 .onFailure(ProblemException.class).invoke(e -> count(switch (((ProblemException) e).type()) {
                     case IDEMPOTENCY_KEY_IN_USE -> Outcome.CONFLICT;
                     case IDEMPOTENCY_KEY_REUSED -> Outcome.MISMATCH;
+                    case INSUFFICIENT_FUNDS -> Outcome.INSUFFICIENT_FUNDS;
                     default -> Outcome.REJECTED;
                 }))
                 .flatMap(accepted -> {

@@ -2,6 +2,8 @@ package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.problem.ProblemException;
+import dev.ledgerline.transfers.problem.ProblemType;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
@@ -9,6 +11,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgException;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import java.time.Duration;
@@ -44,6 +47,10 @@ public class TransferRepository {
     private final FenceQueue fences = new FenceQueue(TransferSql.MAX_FENCE_BATCH, this::fenceBatch);
     /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
     private final DistributionSummary fenceBatchSize;
+    /** Whether an insert holds the amount from its owner's account ({@code ledgerline.ledger.enabled}). */
+    private final boolean ledger;
+    /** What an account opening on first use holds ({@code ledgerline.ledger.opening-balance}). */
+    private final long openingBalance;
 
     public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics) {
         this.pool = pool;
@@ -51,6 +58,8 @@ public class TransferRepository {
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
                 .register(metrics);
         this.deadline = config.database().timeout();
+        this.ledger = config.ledger().enabled();
+        this.openingBalance = config.ledger().openingBalance();
         this.sendWindowMs = Math.min(config.provider().timeoutMs(),
                 config.pipeline().lease().minus(config.pipeline().margin()).toMillis());
         this.settleMs = config.pipeline().margin().plus(config.provider().lookupLag())
@@ -78,12 +87,36 @@ public class TransferRepository {
                 .ifNoItem().after(deadline).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + deadline));
     }
 
-    /** The inserted transfer, or {@code null} when the (user, key) pair already exists. */
+    /**
+     * The inserted transfer, or {@code null} when the (user, key) pair already exists. With the ledger on, the
+     * insert holds the amount in the same statement ({@link TransferSql#INSERT_HOLDING}) and fails with
+     * {@code insufficient-funds} when the owner's available balance does not cover it; nothing is written then.
+     */
     public Uni<Transfer> insert(NewTransfer t, Duration dispatchGrace, String actor) {
+        if (!ledger) {
+            Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+                    t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
+                    t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt()));
+            return run(TransferSql.INSERT, params).map(TransferRepository::firstTransfer);
+        }
         Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
-                t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt()));
-        return run(TransferSql.INSERT, params).map(TransferRepository::firstTransfer);
+                t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt(), openingBalance));
+        // the first use of an account by two statements at once: the loser aborted whole, and finds the account now
+        return run(TransferSql.INSERT_HOLDING, params)
+                .onFailure(e -> violated(e, TransferSql.ACCOUNT_KEY)).retry().atMost(1)
+                .onFailure(e -> violated(e, TransferSql.FUNDS_CONSTRAINT)).transform(e -> insufficientFunds(t))
+                .map(TransferRepository::firstTransfer);
+    }
+
+    /** Whether {@code e} is PostgreSQL refusing a write on {@code constraint}. */
+    static boolean violated(Throwable e, String constraint) {
+        return e instanceof PgException pg && constraint.equals(pg.getConstraint());
+    }
+
+    private static ProblemException insufficientFunds(NewTransfer t) {
+        return new ProblemException(ProblemType.INSUFFICIENT_FUNDS,
+                "The available balance in " + t.currency() + " does not cover " + t.amount() + " minor units.");
     }
 
     public Uni<Transfer> findByKey(String userId, String idempotencyKey) {

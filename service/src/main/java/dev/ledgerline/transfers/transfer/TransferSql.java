@@ -28,11 +28,55 @@ final class TransferSql {
      * write replaced). No row written, no event. The statement answers {@code result}, read from the written row.
      */
     static String recorded(String write, String result) {
+        return recorded(write, "", result);
+    }
+
+    /**
+     * {@link #recorded(String, String)} with further CTEs ({@code more}, each starting with a comma) that read
+     * {@code w}: the ledger's writes, which happen exactly when the transition does.
+     */
+    static String recorded(String write, String more, String result) {
         return "WITH w AS (\n" + write + "),\n"
                 + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)\n"
                 + "      SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w)\n"
+                + more
                 + "SELECT " + result + " FROM w";
     }
+
+    /** The name of the CHECK that refuses a hold larger than the account's available funds (V12). */
+    static final String FUNDS_CONSTRAINT = "accounts_available_not_negative";
+
+    /**
+     * The ledger's part of a fence or a cancel, reading {@code w} (which returns {@code id}, {@code user_id},
+     * {@code currency}, {@code amount}, {@code status} and {@code holds_funds}): a transfer that holds funds and just
+     * became {@code sent} has its hold posted (held and posted both go down by its amount, the settlement leg up),
+     * one that became {@code failed} or {@code cancelled} has it released (held goes down). Every other transition
+     * ({@code reconciling}, a park) keeps the hold. The accounts are locked in key order before any is written, so two
+     * statements resolving holds of the same accounts wait for each other instead of deadlocking (the transfers are
+     * locked before, in id order, by every statement that resolves holds). Only rows the transition wrote count:
+     * a stale fence matches no row and moves no balance.
+     */
+    static final String RESOLVE_HOLDS = """
+            , r AS (SELECT id, user_id, currency, amount, status FROM w
+                     WHERE holds_funds AND status IN ('sent', 'failed', 'cancelled')),
+            acct AS MATERIALIZED (
+                SELECT a.principal, a.currency FROM accounts a
+                 WHERE (a.principal, a.currency) IN (SELECT user_id, currency FROM r)
+                 ORDER BY a.principal, a.currency FOR UPDATE),
+            moved AS (
+                UPDATE accounts a SET posted = a.posted - s.posted, held = a.held - s.held
+                  FROM (SELECT user_id, currency, coalesce(sum(amount) FILTER (WHERE status = 'sent'), 0) AS posted,
+                               sum(amount) AS held
+                          FROM r GROUP BY user_id, currency) s
+                 WHERE a.principal = s.user_id AND a.currency = s.currency
+                   AND (a.principal, a.currency) IN (SELECT principal, currency FROM acct)),
+            resolved AS (
+                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
+                SELECT user_id, currency, CASE WHEN status = 'sent' THEN 'post' ELSE 'release' END, amount,
+                       CASE WHEN status = 'sent' THEN -amount ELSE 0 END, CASE WHEN status = 'sent' THEN amount ELSE 0 END,
+                       -amount, id
+                  FROM r)
+            """;
 
     /**
      * Insert unless the intent exists; a conflict returns no row and the caller reads the original. The conflict is
@@ -50,6 +94,47 @@ final class TransferSql {
                     coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz)
             ON CONFLICT DO NOTHING
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+
+    /**
+     * {@link #INSERT} with the hold, in the same statement: the row inserted, its event, the account's held amount
+     * raised by the transfer's and a {@code hold} entry. The funds check is the account's CHECK
+     * {@code posted - held >= 0} ({@link #FUNDS_CONSTRAINT}): two concurrent inserts of one principal serialise on the
+     * account row, and the second one's UPDATE re-reads the row the first one wrote, so they never both pass on the same
+     * funds; a violation aborts the whole statement, the transfer's row with it. A conflict inserts no transfer, and then
+     * the hold has no row to read: a replay or a racing duplicate never holds again.
+     *
+     * <p>An account that does not exist yet is inserted with the hold ({@code $14}: its opening balance, with an
+     * {@code opening} entry; 0 in prod, where an account has only what was credited, so the insert fails the same
+     * CHECK). Two first uses of one account racing each other collide on its primary key, {@link #ACCOUNT_KEY}: the
+     * loser's statement aborts whole and is run again, when the UPDATE finds the account.
+     */
+    static final String INSERT_HOLDING = recorded("""
+            INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                   destination_iban, destination_name, description, provider_reference,
+                                   next_attempt_at, last_actor, last_reason, execute_at, holds_funds)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                    coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz, true)
+            ON CONFLICT DO NOTHING
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, """
+            , opened AS (
+                INSERT INTO accounts (principal, currency, posted, held)
+                SELECT user_id, currency, $14::bigint, amount FROM w
+                 WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.principal = w.user_id AND a.currency = w.currency)
+                RETURNING principal, currency),
+            held AS (
+                UPDATE accounts a SET held = a.held + w.amount FROM w
+                 WHERE a.principal = w.user_id AND a.currency = w.currency),
+            entries AS (
+                -- one INSERT, the opening first, so the account's entries read in the order the money moved
+                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
+                SELECT principal, currency, 'opening', $14::bigint, $14::bigint, -$14::bigint, 0, NULL::uuid FROM opened
+                 WHERE $14::bigint > 0
+                UNION ALL
+                SELECT user_id, currency, 'hold', amount, 0, 0, amount, id FROM w)
+            """, COLUMNS);
+
+    /** The primary key two first uses of one account collide on (V12): the losing statement is run again. */
+    static final String ACCOUNT_KEY = "accounts_pkey";
 
     static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
 
@@ -121,7 +206,8 @@ final class TransferSql {
                    AS f (id, version, status, failure_reason, next_attempt_in, actor, reason, refused, claim_token)
              WHERE t.id = f.id AND t.version = f.version AND t.claim_token = f.claim_token
                AND t.id IN (SELECT id FROM locked)
-            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid""", "id, version");
+            RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid,
+                      t.user_id, t.currency, t.amount, t.holds_funds""", RESOLVE_HOLDS, "id, version");
 
     /**
      * The most fences one statement carries. Batches only grow while the previous one is in flight, so this
@@ -297,7 +383,7 @@ final class TransferSql {
                    updated_at = now(), last_actor = $3, last_reason = $4
              WHERE id = $1 AND version = $2 AND status = 'pending'
                AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
-            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", RESOLVE_HOLDS, COLUMNS);
 
     /** Keyset page of the operations listing, oldest change first; {@code $1} status (or null), {@code $2} min age. */
     static final String LIST = """

@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.contract;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ledgerline.transfers.account.CreditRequest;
+import dev.ledgerline.transfers.api.AccountViews;
 import dev.ledgerline.transfers.api.EventPage;
 import dev.ledgerline.transfers.api.TransferEventsView;
 import dev.ledgerline.transfers.api.TransferPage;
@@ -101,6 +103,12 @@ class ContractDriftTest {
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.Created.class, "WebhookEndpointCreated", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.EndpointList.class, "WebhookEndpointList", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.DeliveryList.class, "WebhookDeliveryList", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.Balances.class, "Balances", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.BalanceView.class, "Balance", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.EntryPage.class, "LedgerEntryPage", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.EntryView.class, "LedgerEntry", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.CreditView.class, "Credit", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, CreditRequest.class, "CreditRequest", ContractDrift.Direction.REQUEST, visited));
 
         List<String> statuses = Arrays.stream(TransferStatus.values()).map(TransferStatus::db).toList();
         drift.addAll(ContractDrift.enumeration(contract, "TransferStatus", statuses));
@@ -235,10 +243,45 @@ class ContractDriftTest {
         as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(204);
         as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(404);
 
+        // the accounts: balances, entries, credits, and a transfer the balance does not cover
+        String booking = Api.token("drift-booking", List.of("accounts.credit"));
+        as(writer).get("/v1/accounts/me").then().statusCode(200);
+        given().get("/v1/accounts/me").then().statusCode(401);
+        as(writeOnly).get("/v1/accounts/me").then().statusCode(403);
+        as(writer).accept("text/plain").get("/v1/accounts/me").then().statusCode(406);
+        as(writer).queryParam("limit", 2).get("/v1/accounts/me/entries").then().statusCode(200);
+        as(writer).queryParam("limit", 0).get("/v1/accounts/me/entries").then().statusCode(400);
+        given().get("/v1/accounts/me/entries").then().statusCode(401);
+        as(writeOnly).get("/v1/accounts/me/entries").then().statusCode(403);
+        as(writer).accept("text/plain").get("/v1/accounts/me/entries").then().statusCode(406);
+        String creditKey = newKey();
+        String credit = "{\"amount\": 100, \"currency\": \"EUR\", \"reference\": \"drift-1\"}";
+        as(booking).contentType(ContentType.JSON).header("Idempotency-Key", creditKey).body(credit)
+                .post("/v1/accounts/drift/credits").then().statusCode(201);
+        as(booking).contentType(ContentType.JSON).header("Idempotency-Key", creditKey).body(credit)
+                .post("/v1/accounts/drift/credits").then().statusCode(201).header("Idempotent-Replayed", "true");
+        as(booking).contentType(ContentType.JSON).header("Idempotency-Key", creditKey).body(credit.replace("100", "101"))
+                .post("/v1/accounts/drift/credits").then().statusCode(422);
+        as(booking).contentType(ContentType.JSON).body(credit).post("/v1/accounts/drift/credits").then().statusCode(400);
+        given().contentType(ContentType.JSON).header("Idempotency-Key", newKey()).body(credit)
+                .post("/v1/accounts/drift/credits").then().statusCode(401);
+        as(writer).contentType(ContentType.JSON).header("Idempotency-Key", newKey()).body(credit)
+                .post("/v1/accounts/drift/credits").then().statusCode(403);
+        as(booking).accept("text/plain").contentType(ContentType.JSON).header("Idempotency-Key", newKey()).body(credit)
+                .post("/v1/accounts/drift/credits").then().statusCode(406);
+        as(booking).contentType("text/plain").header("Idempotency-Key", newKey()).body("amount=1")
+                .post("/v1/accounts/drift/credits").then().statusCode(415);
+        Api.post(Api.writer("drift-poor-" + UUID.randomUUID()), newKey(), body(100_000_000)).then().statusCode(422)
+                .body("type", equalTo(ProblemType.INSUFFICIENT_FUNDS.uri()));
+
         // every operation without its database
         LocalPostgres pg = TestStack.current().postgres();
         pg.stop();
         try {
+            as(writer).get("/v1/accounts/me").then().statusCode(503);
+            as(writer).get("/v1/accounts/me/entries").then().statusCode(503);
+            as(booking).contentType(ContentType.JSON).header("Idempotency-Key", newKey()).body(credit)
+                    .post("/v1/accounts/drift/credits").then().statusCode(503);
             as(hooks).contentType(ContentType.JSON).body("{\"url\": \"http://127.0.0.1:9/drift\"}").post("/v1/webhook-endpoints").then().statusCode(503);
             as(hooks).get("/v1/webhook-endpoints").then().statusCode(503);
             as(hooks).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(503);

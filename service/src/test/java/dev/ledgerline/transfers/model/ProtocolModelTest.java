@@ -75,6 +75,8 @@ class ProtocolModelTest {
     static final String P4 = "p4_eventually_terminal";
     static final String P5 = "p5_outcome_matches_provider";
     static final String P6 = "p6_cancelled_never_executed";
+    /** The ledger: a hold is resolved at most once, posted exactly for sent, released exactly for failed or cancelled. */
+    static final String L1 = "l1_hold_follows_status";
     static final String W1 = "w1_stale_fence_reachable";
     static final String W2 = "w2_killed_worker_recovered";
     static final String W3 = "w3_effect_after_give_up";
@@ -125,7 +127,13 @@ class ProtocolModelTest {
     }
 
     static final Variant CORRECT = new Variant("correct", List.of(), true, List.of(), null,
-            List.of(P1, P2, P3, P5, P4), List.of(W1, W2, W3), true);
+            List.of(P1, P2, P3, P5, P4, L1), List.of(W1, W2, W3), true);
+    /** The ledger's write not tied to the row the fence wrote: a stale fence posts (or releases) too. */
+    static final Variant POST_ON_STALE_FENCE =
+            Variant.mutant("post-on-stale-fence", List.of("MUTANT_POST_ON_STALE_FENCE"), L1, List.of(L1));
+    /** The fence to reconciling releases the hold although the provider may still have paid. */
+    static final Variant RELEASE_WHILE_UNKNOWN =
+            Variant.mutant("release-while-unknown", List.of("MUTANT_RELEASE_WHILE_UNKNOWN"), L1, List.of(L1));
     // Each mutant's assertion run must stop at the assertion of the property named first, and every
     // ltl block in the list must have a counterexample (each run on its own).
     static final Variant NO_FENCE_VERSION =
@@ -219,7 +227,7 @@ class ProtocolModelTest {
             LOST_COMMIT, CLOCK_BEHIND, KEY_EXPIRY,
             LC_FENCE_WITHOUT_TOKEN, LC_NO_EPOCH, LC_CLAIM_WITHOUT_EPOCH, LC_ADOPT_WITHOUT_WINDOW, LC_RECREATE_FRESH,
             LC_RECREATE_PENDING, LC_RECREATE_WITHOUT_WINDOW, CLOCK_BEHIND_TODAY, CLOCK_BEHIND_NO_HOLD,
-            KEY_WITHOUT_AGE_LIMIT, CANCEL, CANCEL_WITHOUT_CHECK);
+            KEY_WITHOUT_AGE_LIMIT, CANCEL, CANCEL_WITHOUT_CHECK, POST_ON_STALE_FENCE, RELEASE_WHILE_UNKNOWN);
 
     /**
      * Compiled verifiers of a variant: assertions only (-DSAFETY -DNOCLAIM; null when the variant has
@@ -429,6 +437,18 @@ class ProtocolModelTest {
                 () -> "the P6 trail shows a cancel and an execution:\n" + String.join("\n", narrative));
     }
 
+    /** A stale fence that posts: the hold is resolved twice, or posted for a transfer that is not sent. */
+    @Test
+    void aLedgerThatPostsOnAStaleFenceIsCaught() {
+        assertCaught(POST_ON_STALE_FENCE);
+    }
+
+    /** A release on the fence to reconciling: the hold is gone while the provider may still pay. */
+    @Test
+    void aLedgerThatReleasesWhileTheOutcomeIsUnknownIsCaught() {
+        assertCaught(RELEASE_WHILE_UNKNOWN);
+    }
+
     // ------------------------------------------------------------------ fault models: mutants
 
     /**
@@ -601,6 +621,9 @@ class ProtocolModelTest {
         }
         if (firstError.contains("p3_stale_write")) {
             return P3;
+        }
+        if (firstError.contains("hold==")) {
+            return L1;
         }
         if (firstError.contains("p6_cancelled_executed") || firstError.contains("CANCELLED")) {
             return P6;

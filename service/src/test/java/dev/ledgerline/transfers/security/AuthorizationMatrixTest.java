@@ -35,7 +35,8 @@ class AuthorizationMatrixTest {
         OTHER_PRINCIPAL("matrix-mallory", List.of("transfers.write", "transfers.read")),
         OWNER("matrix-alice", List.of("transfers.write", "transfers.read")),
         READ_ALL("matrix-ops", List.of("transfers.read.all")),
-        WEBHOOKS_ADMIN("matrix-hooks", List.of("webhooks.admin"));
+        WEBHOOKS_ADMIN("matrix-hooks", List.of("webhooks.admin")),
+        BOOKING("matrix-booking", List.of("accounts.credit"));
 
         final String subject;
         final List<String> groups;
@@ -82,6 +83,13 @@ class AuthorizationMatrixTest {
             (spec, id) -> spec.delete("/v1/webhook-endpoints/" + UUID.randomUUID()));
     static final Operation HOOKS_DELIVERIES = new Operation("GET /v1/webhook-endpoints/{id}/deliveries", READ_ALL_ONLY,
             (spec, id) -> spec.get("/v1/webhook-endpoints/" + UUID.randomUUID() + "/deliveries"));
+    static final Operation BALANCES = new Operation("GET /v1/accounts/me", WRITE_ONLY,
+            (spec, id) -> spec.get("/v1/accounts/me"));
+    static final Operation ENTRIES = new Operation("GET /v1/accounts/me/entries", WRITE_ONLY,
+            (spec, id) -> spec.get("/v1/accounts/me/entries?limit=1"));
+    static final Operation CREDIT = new Operation("POST /v1/accounts/{principal}/credits", WRITE_ONLY, (spec, id) -> spec
+            .contentType(ContentType.JSON).header("Idempotency-Key", Api.newKey())
+            .body(Map.of("amount", 1, "currency", "EUR", "reference", "matrix")).post("/v1/accounts/matrix-alice/credits"));
     static final Operation DEV_TOKENS = new Operation("POST /dev/tokens (test build only)", READ_ONLY, (spec, id) -> spec
             .contentType(ContentType.JSON).body(Map.of("subject", "someone", "groups", List.of("transfers.read"))).post("/dev/tokens"));
     static final Operation SANDBOX_STATS = new Operation("GET /sandbox/provider/stats (test build only)", READ_ONLY,
@@ -163,6 +171,26 @@ class AuthorizationMatrixTest {
                 row(READ, Caller.WEBHOOKS_ADMIN, 403),
                 row(FEED, Caller.WEBHOOKS_ADMIN, 403),
 
+                // one's own balances and entries with the read scope; credits for the booking service alone
+                row(BALANCES, Caller.NO_TOKEN, 401),
+                row(BALANCES, Caller.WRONG_GROUP, 403),
+                row(BALANCES, Caller.OWNER, 200),
+                row(BALANCES, Caller.OTHER_PRINCIPAL, 200),
+                row(BALANCES, Caller.READ_ALL, 403),
+                row(BALANCES, Caller.BOOKING, 403),
+                row(ENTRIES, Caller.NO_TOKEN, 401),
+                row(ENTRIES, Caller.WRONG_GROUP, 403),
+                row(ENTRIES, Caller.OWNER, 200),
+                row(ENTRIES, Caller.OTHER_PRINCIPAL, 200),
+                row(ENTRIES, Caller.READ_ALL, 403),
+                row(ENTRIES, Caller.BOOKING, 403),
+                row(CREDIT, Caller.NO_TOKEN, 401),
+                row(CREDIT, Caller.WRONG_GROUP, 403),
+                row(CREDIT, Caller.OWNER, 403),
+                row(CREDIT, Caller.READ_ALL, 403),
+                row(CREDIT, Caller.WEBHOOKS_ADMIN, 403),
+                row(CREDIT, Caller.BOOKING, 201),
+
                 // open in the test build on purpose (and absent from prod: PackagedJarIT)
                 row(DEV_TOKENS, Caller.NO_TOKEN, 200),
                 row(SANDBOX_STATS, Caller.NO_TOKEN, 200),
@@ -200,6 +228,13 @@ class AuthorizationMatrixTest {
             // nothing to deliver to: the endpoint goes again
             Api.as(Api.token(caller.subject, caller.groups)).delete("/v1/webhook-endpoints/" + response.jsonPath().getString("id"))
                     .then().statusCode(204);
+        }
+        if (operation == BALANCES || operation == ENTRIES) {
+            if (expected == 200 && caller == Caller.OTHER_PRINCIPAL) {
+                // alice's account is hers: another principal reads only its own
+                assertEquals(List.of(), response.jsonPath().getList(operation == BALANCES ? "balances" : "items"));
+            }
+            return;
         }
         if (operation == FIND_BY_KEY || operation == OWN_LIST) {
             if (expected == 200) {

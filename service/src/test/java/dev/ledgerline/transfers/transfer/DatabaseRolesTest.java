@@ -112,6 +112,7 @@ class DatabaseRolesTest {
         statements.putAll(statements(SchemaReadinessCheck.class));
         statements.putAll(statements(WebhookRepository.class));
         statements.putAll(statements(EventFeed.class));
+        statements.putAll(statements(Class.forName("dev.ledgerline.transfers.account.AccountSql")));
         assertTrue(statements.containsKey("TransferSql.CLAIM") && statements.containsKey("SchemaReadinessCheck.SCHEMA"),
                 "found the statements: " + statements.keySet());
         for (Map.Entry<String, String> statement : statements.entrySet()) {

@@ -6,7 +6,6 @@ import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.service.AccountService;
-import io.quarkus.security.UnauthorizedException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.annotation.security.RolesAllowed;
@@ -97,9 +96,7 @@ public class AccountResource {
                         List.of(new Problem.FieldError("principal", "must be 1 to " + MAX_PRINCIPAL_LENGTH + " characters")), Map.of());
             }
             IdempotencyKey key = IdempotencyKey.parse(Submissions.single(http, "Idempotency-Key", idempotencyKey));
-            String contentType = http.getHeader("Content-Type");
-            String charset = contentType == null ? null : MediaType.valueOf(contentType).getParameters().get("charset");
-            return new AccountService.CreditSubmission(key, parser.parse(body, charset));
+            return new AccountService.CreditSubmission(key, parser.parse(body, Submissions.charset(http)));
         }).map(booked -> {
             Response.ResponseBuilder response = Response.status(Response.Status.CREATED)
                     .entity(AccountViews.CreditView.of(booked.credit()));
@@ -111,10 +108,6 @@ public class AccountResource {
     }
 
     private String principal() {
-        String subject = jwt.getSubject();
-        if (subject == null || subject.isBlank()) {
-            throw new UnauthorizedException("token without subject");
-        }
-        return subject;
+        return Principals.of(jwt);
     }
 }

@@ -7,7 +7,6 @@ import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.service.TransferService;
-import io.quarkus.security.UnauthorizedException;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
@@ -52,10 +51,7 @@ public class EventResource {
     @RolesAllowed(TransferResource.READ_ALL)
     public Uni<Response> list(@QueryParam("after") String after, @QueryParam("limit") String limit,
                                @HeaderParam("Prefer") String prefer) {
-        String principal = jwt.getSubject();
-        if (principal == null || principal.isBlank()) {
-            throw new UnauthorizedException("token without subject");
-        }
+        String principal = Principals.of(jwt);
         List<Problem.FieldError> errors = new ArrayList<>();
         int n = ListQuery.limit(limit, DEFAULT_LIMIT, MAX_LIMIT, errors);
         FeedCursor cursor = null;

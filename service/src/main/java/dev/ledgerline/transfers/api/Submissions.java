@@ -20,10 +20,13 @@ public class Submissions {
 
     Submission read(HttpServerRequest http, String idempotencyKey, byte[] body) {
         IdempotencyKey key = IdempotencyKey.parse(single(http, "Idempotency-Key", idempotencyKey));
-        // the route's @Consumes already matched this Content-Type, so it parses
+        return new Submission(key, parser.parse(body, charset(http)));
+    }
+
+    /** The body's declared charset, or null; the route's @Consumes already matched this Content-Type, so it parses. */
+    static String charset(HttpServerRequest http) {
         String contentType = http.getHeader("Content-Type");
-        String charset = contentType == null ? null : MediaType.valueOf(contentType).getParameters().get("charset");
-        return new Submission(key, parser.parse(body, charset));
+        return contentType == null ? null : MediaType.valueOf(contentType).getParameters().get("charset");
     }
 
     /**

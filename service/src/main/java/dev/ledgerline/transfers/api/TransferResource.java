@@ -4,7 +4,6 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.service.TransferService;
 import dev.ledgerline.transfers.service.TransferService.Caller;
 import dev.ledgerline.transfers.transfer.Transfer;
-import io.quarkus.security.UnauthorizedException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.annotation.security.RolesAllowed;
@@ -143,10 +142,6 @@ public class TransferResource {
 
     /** The token's principal and whether it reads every principal's transfers; 401 for a token without subject. */
     private Caller caller() {
-        String subject = jwt.getSubject();
-        if (subject == null || subject.isBlank()) {
-            throw new UnauthorizedException("token without subject");
-        }
-        return new Caller(subject, jwt.getGroups() != null && jwt.getGroups().contains(READ_ALL));
+        return new Caller(Principals.of(jwt), jwt.getGroups() != null && jwt.getGroups().contains(READ_ALL));
     }
 }

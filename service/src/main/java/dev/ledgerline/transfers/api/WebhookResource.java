@@ -10,7 +10,6 @@ import dev.ledgerline.transfers.service.TransferService;
 import dev.ledgerline.transfers.webhooks.WebhookRepository;
 import dev.ledgerline.transfers.webhooks.WebhookSender;
 import dev.ledgerline.transfers.webhooks.WebhookSignature;
-import io.quarkus.security.UnauthorizedException;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
@@ -168,11 +167,7 @@ public class WebhookResource {
 
     /** The caller, whose read and write budgets the calls spend like any other (429 beyond them). */
     private String principal() {
-        String principal = jwt.getSubject();
-        if (principal == null || principal.isBlank()) {
-            throw new UnauthorizedException("token without subject");
-        }
-        return principal;
+        return Principals.of(jwt);
     }
 
     private static UUID id(String id) {

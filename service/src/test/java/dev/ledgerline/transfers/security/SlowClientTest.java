@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.security;
 
+import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.support.Api;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -71,11 +72,21 @@ class SlowClientTest {
         assertAnsweredThenClosed("GET /v1/transfers HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4000\r\n\r\n{", "401");
     }
 
+    @Test
+    void aDeclaredHugeBodyIsRefusedBeforeItIsSent() throws Exception {
+        // only the head goes out: the 413 problem must come back without a byte of the 200 KB being read
+        String answer = assertAnsweredThenClosed("POST /v1/transfers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+                + Api.writer("val") + "\r\nContent-Type: application/json\r\nIdempotency-Key: huge-1\r\n"
+                + "Content-Length: 200000\r\n\r\n{", "413");
+        assertTrue(answer.contains("application/problem+json"), answer);
+        assertTrue(answer.contains(ProblemType.PAYLOAD_TOO_LARGE.uri()), answer);
+    }
+
     /**
      * Sends {@code head}, then trickles a byte every 250 ms: the answer must come, and the connection must be
      * closed well before the body deadline (10 s) instead of being kept open by the trickle.
      */
-    private void assertAnsweredThenClosed(String head, String status) throws Exception {
+    private String assertAnsweredThenClosed(String head, String status) throws Exception {
         try (Socket socket = new Socket(base.getHost(), base.getPort())) {
             socket.setSoTimeout(250);
             OutputStream out = socket.getOutputStream();
@@ -109,6 +120,7 @@ class SlowClientTest {
             assertTrue(answer.toString().startsWith("HTTP/1.1 " + status), "answered: " + answer);
             assertTrue(closed, "still reading the body " + after + " ms after answering");
             assertTrue(after < 8_000, "closed after " + after + " ms: by the 10 s body deadline, not by the answer");
+            return answer.toString();
         }
     }
 

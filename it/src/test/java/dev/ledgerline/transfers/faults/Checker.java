@@ -64,7 +64,8 @@ final class Checker {
         DEAD_CLIENT("a simulated client died of an exception"),
         LEDGER_POSTED_DIFFERS("an account's posted balance is not its credits less the amounts of its sent transfers"),
         LEDGER_HELD_DIFFERS("an account's held amount is not the sum of its open transfers"),
-        LEDGER_NEGATIVE("an account's available balance (or its held amount) is negative"),
+        LEDGER_NEGATIVE("an account's available balance is negative beyond what it owes (or its held amount is negative)"),
+        LEDGER_UNHELD("a sent or open transfer moves no balance although the ledger was on"),
         LEDGER_UNBALANCED("an entry's legs, or a currency's accounts with its settlement account, do not sum to zero"),
         LEDGER_POSTING_UNEXECUTED("a posting does not belong to exactly one transfer the provider executed"),
         TOO_LITTLE_LOAD("the scenario made fewer transfers than it needs to mean anything");
@@ -91,8 +92,15 @@ final class Checker {
     record Event(long version, String from, String to, String actor, String reason) {
     }
 
-    /** An account as stored: what was posted to it and what its open transfers hold. */
-    record Account(String principal, String currency, long posted, long held) {
+    /**
+     * An account as stored: what was posted to it, what its open transfers hold, and what it owes (what transfers the
+     * database lost and re-created took beyond its funds).
+     */
+    record Account(String principal, String currency, long posted, long held, long debt) {
+
+        Account(String principal, String currency, long posted, long held) {
+            this(principal, currency, posted, held, 0);
+        }
     }
 
     /** One ledger entry as stored ({@code transferId} for a hold, post or release; {@code creditId} for a credit). */
@@ -102,7 +110,7 @@ final class Checker {
 
     /**
      * The ledger of the scenario's principals: their accounts, their entries, and the ids of their transfers that hold
-     * funds (accepted while the ledger was on; a transfer the database lost and re-created does not).
+     * funds (accepted, or re-created after the database lost them, while the ledger was on: all of a scenario's).
      */
     record Ledger(List<Account> accounts, List<Entry> entries, Set<String> holding) {
     }
@@ -570,12 +578,18 @@ final class Checker {
                         + executed.contains(t.reference))));
             }
         }
+        for (Transfer t : transfers) {
+            if ((t.status.equals("sent") || open(t)) && !ledger.holding().contains(t.id)) {
+                violations.add(new Violation(Breach.LEDGER_UNHELD, "transfer " + t.id + " (" + t.status + ") holds no funds"));
+            }
+        }
         Map<String, Long> accountsByCurrency = new HashMap<>();
         for (Account a : ledger.accounts()) {
             String account = a.principal() + "/" + a.currency();
             accountsByCurrency.merge(a.currency(), a.posted(), Long::sum);
-            List<Transfer> own = transfers.stream().filter(t -> ledger.holding().contains(t.id)
-                    && t.userId.equals(a.principal()) && t.currency.equals(a.currency())).toList();
+            // every transfer counts, holding or not: a sent one that holds nothing left money the account still has
+            List<Transfer> own = transfers.stream().filter(t -> t.userId.equals(a.principal()) && t.currency.equals(a.currency()))
+                    .toList();
             long sent = own.stream().filter(t -> t.status.equals("sent")).mapToLong(Transfer::amount).sum();
             long expectedPosted = cameIn.getOrDefault(account, 0L) - sent;
             if (a.posted() != expectedPosted) {
@@ -587,8 +601,11 @@ final class Checker {
                 violations.add(new Violation(Breach.LEDGER_HELD_DIFFERS, account + " holds " + a.held() + ", its open transfers "
                         + open));
             }
-            if (a.held() < 0 || a.posted() - a.held() < 0) {
-                violations.add(new Violation(Breach.LEDGER_NEGATIVE, account + " has posted " + a.posted() + ", held " + a.held()));
+            // available may be below zero only by what the account owes, and it owes no more than its shortfall
+            if (a.held() < 0 || a.debt() < 0 || a.posted() - a.held() + a.debt() < 0
+                    || a.debt() > Math.max(0, a.held() - a.posted())) {
+                violations.add(new Violation(Breach.LEDGER_NEGATIVE, account + " has posted " + a.posted() + ", held " + a.held()
+                        + ", owes " + a.debt()));
             }
         }
         for (String currency : new TreeSet<>(settlement.keySet())) {
@@ -685,8 +702,9 @@ final class Checker {
     /** The accounts, entries and fund-holding transfers of these principals. */
     Ledger ledger(String principalPrefix) {
         List<Account> accounts = new ArrayList<>();
-        query("SELECT principal, currency, posted, held FROM accounts WHERE principal LIKE ?",
-                rs -> accounts.add(new Account(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4))), principalPrefix + "%");
+        query("SELECT principal, currency, posted, held, debt FROM accounts WHERE principal LIKE ?",
+                rs -> accounts.add(new Account(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getLong(5))),
+                principalPrefix + "%");
         List<Entry> entries = new ArrayList<>();
         query("""
                 SELECT principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id::text, credit_id::text

@@ -87,6 +87,26 @@ class CheckerTest {
     }
 
     @Test
+    void aReCreatedTransferThatHoldsNothingIsCaught() {
+        // the database lost the transfer with its hold; re-created without one, the lookup made it sent, and nothing posted
+        holding.clear();
+        entries.subList(1, 3).clear();
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, OPENING, 0));
+        assertEquals(Set.of(Breach.LEDGER_UNHELD, Breach.LEDGER_POSTED_DIFFERS), ledgerBreaches());
+    }
+
+    @Test
+    void aReCreationPaidPastTheFundsLeavesADebtThatPasses() {
+        // opened with 1,000; the re-created 1,250 was paid by the provider all the same: the account owes 250
+        entries.set(0, opening(1000));
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, 1000 - 1250, 0, 250));
+        assertEquals(Set.of(), ledgerBreaches());
+        // owing more than the shortfall would let nothing through that should pass, and hides a wrong balance
+        accounts.set(0, new Account(ALICE, Checker.CURRENCY, 1000 - 1250, 0, 300));
+        assertEquals(Set.of(Breach.LEDGER_NEGATIVE), ledgerBreaches());
+    }
+
+    @Test
     void legsThatDoNotSumToZeroAreCaught() {
         // the settlement leg of the posting is not the customer leg's opposite: money made or lost in the books
         entries.set(2, new Entry(ALICE, Checker.CURRENCY, "post", 1250, -1250, 1000, -1250, ID, null));

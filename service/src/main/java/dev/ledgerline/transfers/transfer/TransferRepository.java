@@ -102,11 +102,17 @@ public class TransferRepository {
         Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                 t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt(), openingBalance));
-        // the first use of an account by two statements at once: the loser aborted whole, and finds the account now
-        return run(TransferSql.INSERT_HOLDING, params)
-                .onFailure(e -> violated(e, TransferSql.ACCOUNT_KEY)).retry().atMost(1)
+        return runOpening(TransferSql.INSERT_HOLDING, params)
                 .onFailure(e -> violated(e, TransferSql.FUNDS_CONSTRAINT)).transform(e -> insufficientFunds(t))
                 .map(TransferRepository::firstTransfer);
+    }
+
+    /**
+     * {@link #run} for a statement that may open an account: the first use of an account by two statements at once
+     * collides on its key, the loser aborted whole, and run again it finds the account.
+     */
+    private Uni<RowSet<Row>> runOpening(String sql, Tuple params) {
+        return run(sql, params).onFailure(e -> violated(e, TransferSql.ACCOUNT_KEY)).retry().atMost(1);
     }
 
     /** Whether {@code e} is PostgreSQL refusing a write on {@code constraint}. */
@@ -208,24 +214,30 @@ public class TransferRepository {
     /**
      * Re-creates a transfer the database lost, from its idempotency record, for a lookup first
      * ({@link TransferSql#INSERT_RECOVERED}); {@code null} when a row exists after all. {@code firstSentNoEarlierThan}: the
-     * earliest its first send may have left.
+     * earliest its first send may have left. With the ledger on, the row holds its amount again, even past the
+     * available balance: the provider may have paid it already.
      */
     public Uni<Transfer> insertRecovered(NewTransfer t, OffsetDateTime firstSentNoEarlierThan, String actor) {
         Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
-                t.providerReference(), sendWindowMs, settleMs, firstSentNoEarlierThan, actor, t.executeAt()));
-        return run(TransferSql.INSERT_RECOVERED, params).map(TransferRepository::firstTransfer);
+                t.providerReference(), sendWindowMs, settleMs, firstSentNoEarlierThan, actor, t.executeAt(), ledger,
+                openingBalance));
+        return runOpening(TransferSql.INSERT_RECOVERED, params).map(TransferRepository::firstTransfer);
     }
 
-    /** Restores a final transfer the database lost ({@link TransferSql#INSERT_RESTORED}); {@code null} when a row exists after all. */
+    /**
+     * Restores a final transfer the database lost ({@link TransferSql#INSERT_RESTORED}); {@code null} when a row exists
+     * after all. With the ledger on, a restored {@code sent} transfer is posted again, even past the available balance.
+     */
     public Uni<Transfer> insertRestored(Transfer t, String idempotencyKey, String actor) {
         if (!t.status().isTerminal()) {
             throw new IllegalArgumentException("only a sent, failed or cancelled transfer is restored as it was, not " + t.status());
         }
         Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), idempotencyKey, t.requestFingerprint(), t.amount(),
                 t.currency(), t.destinationIban(), t.destinationName(), t.description(), t.providerReference(),
-                t.status().db(), t.version(), t.failureReason(), t.createdAt(), t.updatedAt(), actor, t.executeAt()));
-        return run(TransferSql.INSERT_RESTORED, params).map(TransferRepository::firstTransfer);
+                t.status().db(), t.version(), t.failureReason(), t.createdAt(), t.updatedAt(), actor, t.executeAt(), ledger,
+                openingBalance));
+        return runOpening(TransferSql.INSERT_RESTORED, params).map(TransferRepository::firstTransfer);
     }
 
     public Uni<List<UUID>> expireLeases(String actor, int limit) {

@@ -136,6 +136,55 @@ final class TransferSql {
     /** The primary key two first uses of one account collide on (V12): the losing statement is run again. */
     static final String ACCOUNT_KEY = "accounts_pkey";
 
+    /**
+     * The hold of a re-created transfer, reading {@code w} (which returns {@code holds_funds}): like
+     * {@link #INSERT_HOLDING}'s, but owed rather than checked. What it takes beyond the available balance becomes the
+     * account's {@code debt} (V13), which keeps the funds check of every later hold exactly where it was: at zero, so
+     * nothing new passes until the debt is paid. {@code %1$s}: the opening balance of an account that does not exist yet.
+     */
+    private static final String HOLD_OWED = """
+            , h AS (SELECT id, user_id, currency, amount FROM w WHERE holds_funds),
+            opened AS (
+                INSERT INTO accounts (principal, currency, posted, held, debt)
+                SELECT user_id, currency, %1$s::bigint, amount, greatest(0, amount - %1$s::bigint) FROM h
+                 WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.principal = h.user_id AND a.currency = h.currency)
+                RETURNING principal, currency),
+            held AS (
+                UPDATE accounts a SET held = a.held + h.amount, debt = greatest(a.debt, a.held + h.amount - a.posted) FROM h
+                 WHERE a.principal = h.user_id AND a.currency = h.currency),
+            entries AS (
+                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
+                SELECT principal, currency, 'opening', %1$s::bigint, %1$s::bigint, -%1$s::bigint, 0, NULL::uuid FROM opened
+                 WHERE %1$s::bigint > 0
+                UNION ALL
+                SELECT user_id, currency, 'hold', amount, 0, 0, amount, id FROM h)
+            """;
+
+    /**
+     * The hold and the posting of a restored {@code sent} transfer, reading {@code w}: both entries as the lost fence
+     * left them, the account's posted balance down by the amount and its held unchanged. Owed like
+     * {@link #HOLD_OWED}'s hold: what the posting takes beyond the available balance becomes {@code debt}.
+     */
+    private static final String POSTING_OWED = """
+            , h AS (SELECT id, user_id, currency, amount FROM w WHERE holds_funds),
+            opened AS (
+                INSERT INTO accounts (principal, currency, posted, held, debt)
+                SELECT user_id, currency, %1$s::bigint - amount, 0, greatest(0, amount - %1$s::bigint) FROM h
+                 WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.principal = h.user_id AND a.currency = h.currency)
+                RETURNING principal, currency),
+            paid AS (
+                UPDATE accounts a SET posted = a.posted - h.amount, debt = greatest(a.debt, a.held - a.posted + h.amount) FROM h
+                 WHERE a.principal = h.user_id AND a.currency = h.currency),
+            entries AS (
+                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
+                SELECT principal, currency, 'opening', %1$s::bigint, %1$s::bigint, -%1$s::bigint, 0, NULL::uuid FROM opened
+                 WHERE %1$s::bigint > 0
+                UNION ALL
+                SELECT user_id, currency, 'hold', amount, 0, 0, amount, id FROM h
+                UNION ALL
+                SELECT user_id, currency, 'post', amount, -amount, amount, -amount, id FROM h)
+            """;
+
     static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
 
     static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
@@ -344,31 +393,43 @@ final class TransferSql {
      * last send is still in flight. {@code $13}: when its first send may have left, for the provider's key window.
      * A conflict (the row, or another under the key, exists) inserts nothing. {@code $15}: its {@code execute_at}, which
      * the request carries: a resend after the lookup is still not claimed before it.
+     *
+     * <p>With the ledger on ({@code $16}) the row holds its amount again, in the same statement, as its lost insert
+     * did ({@link #HOLD_OWED}): the provider may have paid it already, so the hold is taken even past the available
+     * balance, and the fence that makes it {@code sent} posts it like any other.
      */
     static final String INSERT_RECOVERED = recorded("""
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
-                                   status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason, execute_at)
+                                   status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason, execute_at,
+                                   holds_funds)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'reconciling',
                     now() + $11::bigint * interval '1 millisecond',
                     now() + ($11::bigint + $12::bigint) * interval '1 millisecond', $13, $14,
-                    'row lost by the database, re-created from its idempotency record: look up before any send', $15)
+                    'row lost by the database, re-created from its idempotency record: look up before any send', $15,
+                    $16)
             ON CONFLICT DO NOTHING
-            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", HOLD_OWED.formatted("$17"), COLUMNS);
 
     /**
      * A final transfer the database lost, written back as the idempotency record kept it: the provider already did what
      * the record says, so the row is restored in that state, with that version, and nothing is sent or looked up. The
      * event says where the row came from. {@code null} when a row exists after all.
+     *
+     * <p>With the ledger on ({@code $18}) a restored {@code sent} transfer is posted again, in the same statement
+     * ({@link #POSTING_OWED}): its hold and its posting were lost with it, and the money did leave. A restored
+     * {@code failed} or {@code cancelled} one moved nothing and holds nothing.
      */
     static final String INSERT_RESTORED = recorded("""
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
-                                   status, version, failure_reason, created_at, updated_at, last_actor, last_reason, execute_at)
+                                   status, version, failure_reason, created_at, updated_at, last_actor, last_reason, execute_at,
+                                   holds_funds)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                    'row lost by the database, restored in its final state from its idempotency record', $17)
+                    'row lost by the database, restored in its final state from its idempotency record', $17,
+                    $18 AND $11 = 'sent')
             ON CONFLICT DO NOTHING
-            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", POSTING_OWED.formatted("$19"), COLUMNS);
 
     /**
      * The owner's cancel: the row moves to {@code cancelled} only while it is still exactly the pending version the

@@ -60,15 +60,7 @@ class AccountsTest {
 
     /** The caller's EUR balance as {@code [posted, held, available]}. */
     private static long[] eur(String token) {
-        JsonPath body = as(token).get("/v1/accounts/me").then().statusCode(200).extract().jsonPath();
-        List<Map<String, Object>> balances = body.getList("balances");
-        for (Map<String, Object> b : balances) {
-            if ("EUR".equals(b.get("currency"))) {
-                return new long[]{((Number) b.get("posted")).longValue(), ((Number) b.get("held")).longValue(),
-                        ((Number) b.get("available")).longValue()};
-            }
-        }
-        return null;
+        return Api.balance(token, "EUR");
     }
 
     private static void assertBalance(String token, long posted, long held) {

@@ -75,16 +75,18 @@ class LostCommitTest {
     @Test
     void aRetryAfterTheDatabaseLostTheTransferPaysOnce() {
         // one payment, completed and answered; then the database forgets it (the client's own row included)
-        String alice = writer("alice");
+        String owner = "lost-" + UUID.randomUUID();
+        String alice = writer(owner);
         String key = Api.newKey();
         String body = Api.body(7_301);
         String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
         Await.status(id, "sent", DEADLINE);
         String reference = Rows.reference(id);
         assertEquals(1, Sandbox.executions(reference));
-        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
-                "DELETE FROM transfers WHERE id = '" + id + "'");
+        long[] paid = Api.balance(alice, "EUR");
+        forgetSent(id, owner, 7_301);
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ?::uuid", id));
+        assertEquals(paid[0] + 7_301, Api.balance(alice, "EUR")[0], "the posting was lost with the row");
 
         // the client, which never saw its answer, retries the same key and body
         var retry = Api.post(alice, key, body);
@@ -98,20 +100,59 @@ class LostCommitTest {
         assertTrue(reasons.get(0).contains("looked up") || reasons.get(0).contains("look up"),
                 "the re-created row starts with a lookup, not a send: " + reasons);
         assertEquals(List.of("reconciling", "sent"), Rows.history(id), "settled by the lookup, never sent again");
+        // the re-created row held its amount again, and the lookup's fence posted it: the money left the account once
+        assertEquals(List.of(paid[0], 0L, paid[0]), List.of(Api.balance(alice, "EUR")[0], Api.balance(alice, "EUR")[1],
+                Api.balance(alice, "EUR")[2]), "EUR posted, held, available");
+        assertEquals(List.of("hold", "post"), entryKinds(id));
+    }
+
+    @Test
+    void aReCreatedTransferTheFundsNoLongerCoverIsPostedAsADebtThatBlocksNewTransfersUntilPaid() {
+        // 600,000 sent and lost with its posting; meanwhile 700,000 more went out of the 1,000,000 opening
+        String owner = "owes-" + UUID.randomUUID();
+        String token = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(600_000);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        forgetSent(id, owner, 600_000);
+        Await.status(Api.create(token, 700_000), "sent", DEADLINE);
+        assertEquals(300_000, Api.balance(token, "EUR")[2]);
+
+        // the retry re-creates the first, which the provider had paid: its hold is owed past the 300,000 left
+        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        Await.status(id, "sent", DEADLINE);
+        assertEquals(1, Sandbox.executions(Rows.reference(id)), "looked up, not sent again");
+        long[] owing = Api.balance(token, "EUR");
+        assertEquals(List.of(-300_000L, 0L, -300_000L), List.of(owing[0], owing[1], owing[2]), "EUR posted, held, available");
+        assertEquals(300_000, debt(owner));
+        assertEquals(List.of("hold", "post"), entryKinds(id));
+
+        // owing, the account takes no new transfer; a credit pays the debt first, then the rest is spendable
+        Api.post(token, Api.newKey(), Api.body(1)).then().statusCode(422)
+                .body("type", equalTo(dev.ledgerline.transfers.problem.ProblemType.INSUFFICIENT_FUNDS.uri()));
+        Api.as(Api.token("ledger-booking", List.of("accounts.credit"))).contentType("application/json")
+                .header("Idempotency-Key", Api.newKey()).body("{\"amount\": 300001, \"currency\": \"EUR\", \"reference\": \"repay\"}")
+                .post("/v1/accounts/" + owner + "/credits").then().statusCode(201);
+        assertEquals(0, debt(owner));
+        assertEquals(1, Api.balance(token, "EUR")[2]);
+        Await.status(Api.create(token, 1), "sent", DEADLINE);
+        Api.post(token, Api.newKey(), Api.body(1)).then().statusCode(422);
     }
 
     @Test
     void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() {
         // sent, and replayed once, so Redis keeps the whole final transfer; then the database forgets it
-        String alice = writer("alice");
+        String owner = "restored-" + UUID.randomUUID();
+        String alice = writer(owner);
         String key = Api.newKey();
         String body = Api.body(7_304);
         String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
         Await.status(id, "sent", DEADLINE);
         Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
         String reference = Rows.reference(id);
-        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
-                "DELETE FROM transfers WHERE id = '" + id + "'");
+        long[] paid = Api.balance(alice, "EUR");
+        forgetSent(id, owner, 7_304);
 
         // the retry is answered from the final entry, and the transfer it names is there again, as it was
         var retry = Api.post(alice, key, body);
@@ -122,19 +163,23 @@ class LostCommitTest {
         assertEquals(List.of("sent"), Rows.history(id), "restored final, never sent or looked up again");
         assertTrue(Rows.reasons(id).get(0).contains("restored"), Rows.reasons(id).toString());
         assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
+        // and posted again, as the lost fence had: the account is where it was before the database forgot
+        assertEquals(paid[0], Api.balance(alice, "EUR")[0]);
+        assertEquals(0, Api.balance(alice, "EUR")[1]);
+        assertEquals(List.of("hold", "post"), entryKinds(id));
     }
 
     @Test
     void aFinalReplayTheDatabaseCouldNotCheckRestoresTheRowOnceTheDatabaseAnswers() throws Exception {
-        String alice = writer("alice");
+        String owner = "restored-" + UUID.randomUUID();
+        String alice = writer(owner);
         String key = Api.newKey();
         String body = Api.body(7_306);
         String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
         Await.status(id, "sent", DEADLINE);
         Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
         String reference = Rows.reference(id);
-        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
-                "DELETE FROM transfers WHERE id = '" + id + "'");
+        forgetSent(id, owner, 7_306);
 
         // the client retries while the database is down (right after a crash, when retries come): Redis answers,
         // and the check the replay could not run outlives the request
@@ -256,6 +301,27 @@ class LostCommitTest {
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */
     static void forget(String... statements) {
         Db.behindTheTriggers(statements);
+    }
+
+    /**
+     * Forgets a sent transfer as a database that lost its commits does: the row, its events, its hold and posting, and
+     * the posting's effect on the account (the opening, which an earlier commit wrote, stays).
+     */
+    private static void forgetSent(String id, String owner, long amount) {
+        forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
+                "DELETE FROM transfers WHERE id = '" + id + "'",
+                "DELETE FROM ledger_entries WHERE transfer_id = '" + id + "'",
+                "UPDATE accounts SET posted = posted + " + amount + " WHERE principal = '" + owner + "' AND currency = 'EUR'");
+    }
+
+    /** The kinds of a transfer's ledger entries, oldest first. */
+    private static List<String> entryKinds(String id) {
+        return Db.query("SELECT kind FROM ledger_entries WHERE transfer_id = ?::uuid ORDER BY id", id).stream()
+                .map(r -> (String) r.get("kind")).toList();
+    }
+
+    private static long debt(String owner) {
+        return (Long) Db.query("SELECT debt FROM accounts WHERE principal = ? AND currency = 'EUR'", owner).get(0).get("debt");
     }
 
     private double staleWrites() {

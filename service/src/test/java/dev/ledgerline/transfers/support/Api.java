@@ -72,6 +72,19 @@ public final class Api {
         return as(token).get("/v1/transfers/" + id);
     }
 
+    /** The caller's balance in {@code currency} as {@code [posted, held, available]}; {@code null} without an account there. */
+    public static long[] balance(String token, String currency) {
+        List<Map<String, Object>> balances = as(token).get("/v1/accounts/me").then().statusCode(200).extract().jsonPath()
+                .getList("balances");
+        for (Map<String, Object> b : balances) {
+            if (currency.equals(b.get("currency"))) {
+                return new long[]{((Number) b.get("posted")).longValue(), ((Number) b.get("held")).longValue(),
+                        ((Number) b.get("available")).longValue()};
+            }
+        }
+        return null;
+    }
+
     public static String status(String id) {
         return get(writer("alice"), id).then().extract().path("status");
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Safety mutants for the Java code: the counterpart of the model's mutants (service/src/model/transfer.pml).
+"""Safety mutants for the Java code: the counterpart of the model's mutants (model/transfer.pml).
 
 Each mutation in mutations.tsv removes or weakens one safety rule. For each one, this script copies the tree
 (tracked and untracked files, never target/ or anything git ignores) to a scratch directory, applies the

@@ -118,7 +118,7 @@ public class TransferProcessor {
     /**
      * The first pass over a transfer this instance committed a moment ago, without the Redis lock: no
      * other worker looks at a pending row before its pending grace has passed, and the lock is not what
-     * guards the payment anyway — the claim is (the model in src/model/transfer.pml includes every path that
+     * guards the payment anyway — the claim is (the model in model/transfer.pml includes every path that
      * skips the lock). Saves two Redis round trips per transfer.
      */
     public Uni<Outcome> processJustAccepted(Seen seen, String why) {

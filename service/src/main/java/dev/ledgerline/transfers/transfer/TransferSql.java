@@ -194,7 +194,7 @@ final class TransferSql {
      * same pending or reconciling status at the same version — and taking it bumps the version (the
      * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a
      * pending row could then claim it after another worker's send timed out and moved it to reconciling,
-     * and send again without the lookup (found by the model check, src/model/transfer.pml).
+     * and send again without the lookup (found by the model check, model/transfer.pml).
      *
      * <p>The claim also fixes the deadline its send will carry ({@code send_not_after}, {@code $7} ms from
      * now) and refuses to take a row whose previous send could still execute: that send's deadline plus

@@ -5,7 +5,7 @@
  *                 transfer row, with the send split into dispatch, effect and
  *                 resolution so that a request can outlive its caller.
  *
- * Checked by src/test/java/dev/ledgerline/transfers/model/ProtocolModelTest.java.
+ * Checked by src/test/java/dev/ledgerline/model/ProtocolModelTest.java (this module's test).
  * By hand (any empty directory; spin -a writes pan.* into the cwd):
  *
  *   safety (all assertions P1/P2/P3/P5 + invalid end states = stuck transfer):

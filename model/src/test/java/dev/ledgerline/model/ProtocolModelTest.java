@@ -1,4 +1,4 @@
-package dev.ledgerline.transfers.model;
+package dev.ledgerline.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -38,7 +38,7 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Model-checks the transfer protocol (lock, claim, send, fence, release, plus the sweeper and
- * reconciler) in {@code src/model/transfer.pml} with spin, exhaustively. A send there is a
+ * reconciler) in {@code model/transfer.pml} with spin, exhaustively. A send there is a
  * dispatch, an effect the provider may apply until the request's deadline, and a resolution, so a
  * request can still execute after its caller gave up on it.
  *
@@ -839,16 +839,15 @@ class ProtocolModelTest {
         fail(message);
     }
 
+    /** The model beside this module's pom, found from the working directory (the module's, or the repository root). */
     private static Path locateModel() {
         Path cwd = Path.of("").toAbsolutePath();
-        for (Path dir = cwd; dir != null; dir = dir.getParent()) {
-            Path candidate = dir.resolve("src/model/transfer.pml");
+        for (Path candidate : List.of(cwd.resolve("transfer.pml"), cwd.resolve("model/transfer.pml"))) {
             if (Files.isRegularFile(candidate)) {
                 return candidate;
             }
         }
-        return fail("src/model/transfer.pml not found from the working directory " + cwd
-                + " (run the test from the project root)");
+        return fail("transfer.pml not found in " + cwd + " nor in its model/ folder");
     }
 
     private static long firstLong(Pattern p, String text) {

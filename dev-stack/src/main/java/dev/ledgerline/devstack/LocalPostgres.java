@@ -52,17 +52,58 @@ public final class LocalPostgres implements AutoCloseable {
         this.dataDir = dataDir;
     }
 
+    /**
+     * A stopped cluster that initdb made once in this JVM: every later start copies it instead of running initdb
+     * again, which takes seconds (the test suite starts a cluster per Quarkus profile, the fault suite one per
+     * scenario). {@code null} until the first start.
+     */
+    private static LocalPostgres template;
+
     /** Starts a fresh cluster on a free loopback port. */
     public static LocalPostgres start() throws IOException {
+        Path initialised = template().dataDir;
         LocalPostgres pg = new LocalPostgres(FreePorts.find(), Files.createTempDirectory("ledgerline-pg-"));
         Runtime.getRuntime().addShutdownHook(pg.onExit);
         try {
+            copyCluster(initialised, pg.dataDir);
             pg.launch();
         } catch (IOException | RuntimeException e) {
             pg.closeQuietly();
             throw e;
         }
         return pg;
+    }
+
+    /** The template, made on first use: initdb, one start (zonky runs initdb in it) and a clean stop. */
+    private static synchronized LocalPostgres template() throws IOException {
+        if (template == null) {
+            LocalPostgres made = new LocalPostgres(FreePorts.find(), Files.createTempDirectory("ledgerline-pg-template-"));
+            Runtime.getRuntime().addShutdownHook(made.onExit);
+            try {
+                made.launch();
+                made.stop();
+            } catch (IOException | RuntimeException e) {
+                made.closeQuietly();
+                throw e;
+            }
+            template = made;
+        }
+        return template;
+    }
+
+    /** A copy of a stopped cluster's files, without what belongs to one run of it (a pid or lock file). */
+    private static void copyCluster(Path from, Path to) throws IOException {
+        try (var files = Files.walk(from)) {
+            for (Path source : (Iterable<Path>) files::iterator) {
+                Path target = to.resolve(from.relativize(source).toString());
+                String name = source.getFileName().toString();
+                if (Files.isDirectory(source)) {
+                    Files.createDirectories(target);
+                } else if (!name.equals("postmaster.pid") && !name.equals("epg-lock")) {
+                    Files.copy(source, target, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
     }
 
     private void launch() throws IOException {

@@ -134,8 +134,13 @@ class GracefulShutdownIT {
             client.start();
             clients.add(client);
         }
-        // the load balancer: polls readiness every 100 ms, stops routing to the instance LB_LAG after it saw DOWN
+        // the load balancer: polls readiness every 100 ms from the SIGTERM on, stops routing to the instance LB_LAG after
+        // it saw DOWN (a readiness probe that times out earlier, on a loaded machine, is not what this test is about)
+        AtomicBoolean terminating = new AtomicBoolean();
         Thread balancer = new Thread(() -> {
+            while (loadRunning.get() && !terminating.get()) {
+                sleepQuietly(10);
+            }
             while (loadRunning.get() && downSeenAt.get() == 0) {
                 if (readinessStatus(leaving) != 200) {
                     downSeenAt.set(System.nanoTime());
@@ -151,6 +156,7 @@ class GracefulShutdownIT {
         Awaitility.await("some transfers were accepted before the SIGTERM").atMost(Duration.ofSeconds(30))
                 .until(() -> calls.stream().filter(c -> c.status() == 201).count() >= 20);
         long sigterm = System.nanoTime();
+        terminating.set(true);
         Duration exitedAfter = leaving.terminate(EXIT_BOUND.plus(JVM_EXIT_SLACK).plusSeconds(10));
         Awaitility.await("the load balancer moved to the other instance").atMost(Duration.ofSeconds(10))
                 .until(() -> !routeToLeaving.get());

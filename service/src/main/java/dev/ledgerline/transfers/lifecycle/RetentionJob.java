@@ -74,7 +74,7 @@ public class RetentionJob {
         Meters.RETENTION_EVENTS_DEFAULT_ROWS.gauge(defaultRows, AtomicLong::get).register(metrics);
     }
 
-    @Scheduled(every = "${ledgerline.retention.every}", delayed = "1s",
+    @Scheduled(every = "${ledgerline.retention.every}", delayed = "5s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-retention")
     Uni<Void> scheduled() {
         Uni<?> work = policy.enabled() ? run() : Uni.createFrom().voidItem();

@@ -84,8 +84,21 @@ public class TransferRepository {
      * clients retry with their Idempotency-Key, the pipeline re-reads through its fenced UPDATEs.
      */
     private Uni<RowSet<Row>> run(String sql, Tuple params) {
+        return run(sql, params, deadline);
+    }
+
+    private Uni<RowSet<Row>> run(String sql, Tuple params, Duration within) {
         return pool.preparedQuery(sql).execute(params)
-                .ifNoItem().after(deadline).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + deadline));
+                .ifNoItem().after(within).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + within));
+    }
+
+    /**
+     * How long a create or detach of up to {@code atMost} partitions may take: DDL waits for its locks (each partition
+     * takes up to three, each waiting at most {@code lockWait}) and writes the catalog, which the deadline of a
+     * transfer's statements does not allow for on a loaded server.
+     */
+    private Duration ddlDeadline(int atMost, Duration lockWait) {
+        return deadline.plus(lockWait.multipliedBy(3L * atMost));
     }
 
     /**
@@ -349,7 +362,8 @@ public class TransferRepository {
      * retention lock.
      */
     public Uni<Integer> createEventPartitions(Instant from, Instant until, Duration span, int atMost, Duration lockWait) {
-        return run(TransferSql.CREATE_EVENT_PARTITIONS, Tuple.of(utc(from), utc(until), span.toMillis(), atMost, lockWait.toMillis()))
+        return run(TransferSql.CREATE_EVENT_PARTITIONS, Tuple.of(utc(from), utc(until), span.toMillis(), atMost, lockWait.toMillis()),
+                        ddlDeadline(atMost, lockWait))
                 .map(rows -> first(rows).getInteger("created"));
     }
 
@@ -359,7 +373,8 @@ public class TransferRepository {
      * {@code null} when another instance holds the retention lock.
      */
     public Uni<List<EventPartition>> detachEventPartitions(Instant olderThan, int atMost, boolean keep, Duration lockWait) {
-        return run(TransferSql.DETACH_EVENT_PARTITIONS, Tuple.of(utc(olderThan), atMost, keep, lockWait.toMillis()))
+        return run(TransferSql.DETACH_EVENT_PARTITIONS, Tuple.of(utc(olderThan), atMost, keep, lockWait.toMillis()),
+                        ddlDeadline(atMost, lockWait))
                 .map(rows -> {
                     List<EventPartition> partitions = new ArrayList<>();
                     for (Row row : rows) {

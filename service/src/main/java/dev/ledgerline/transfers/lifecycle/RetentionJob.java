@@ -108,6 +108,9 @@ public class RetentionJob {
     private void count(Run run) {
         runs.get(run.busy() ? Run.Result.BUSY : Run.Result.DONE).increment();
         created.increment(run.created());
+        if (run.created() > 0) {
+            LOG.infof("step=retention created=%d partitions of transfer_events ahead", run.created());
+        }
         for (EventPartition partition : run.detached()) {
             detached.get(partition.outcome()).increment();
             if (partition.outcome() == EventPartition.Outcome.HELD) {

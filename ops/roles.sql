@@ -7,7 +7,7 @@
 --                        cannot SET session_replication_role = replica (a superuser-only parameter) to write behind
 --                        the triggers; no DELETE or TRUNCATE on transfers and their events (DELETE only on the
 --                        webhook tables: an endpoint removed, old attempts pruned), no UPDATE of transfer_events, no CREATE
---                        (partitions of transfer_events are made and detached by the owner's functions of V13). Its
+--                        (partitions of transfer_events are made and detached by the owner's functions of V14). Its
 --                        Flyway run at start only reads flyway_schema_history: with nothing pending it passes, and
 --                        a release whose migrations have not been applied refuses to start instead of migrating.
 --   ledgerline_operator  a group for people: what docs/operating.md asks of an operator, resuming a parked
@@ -114,7 +114,7 @@ BEGIN
     END IF;
     IF to_regprocedure('public.ledgerline_event_partitions_status(timestamptz)') IS NOT NULL THEN
         -- the retention job (docs/capacity.md "Data lifecycle"): the service creates and detaches partitions of
-        -- transfer_events through the owner's functions alone, which do only that (migration V13); it owns nothing
+        -- transfer_events through the owner's functions alone, which do only that (migration V14); it owns nothing
         REVOKE ALL ON FUNCTION ledgerline_create_event_partitions(timestamptz, timestamptz, interval, integer, interval),
                                ledgerline_detach_event_partitions(timestamptz, integer, boolean, interval),
                                ledgerline_event_partitions_status(timestamptz),

@@ -51,7 +51,7 @@ public interface LedgerlineConfig {
 
     /**
      * The data lifecycle (docs/capacity.md "Data lifecycle"): how old history leaves the primary. {@code transfer_events}
-     * is partitioned by the time of each event (migration V13); a job, safe on any number of instances, creates the
+     * is partitioned by the time of each event (migration V14); a job, safe on any number of instances, creates the
      * partitions ahead of time and detaches those whose whole range is older than {@code ledgerline.events.retention},
      * which is therefore both how far back the feed answers and how long events stay on the primary. Transfers
      * themselves, and with them their idempotency keys, are kept (docs/safety.md "Idempotency policy").

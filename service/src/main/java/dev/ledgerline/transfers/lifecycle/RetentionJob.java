@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       ended stays attached;</li>
  *   <li>reports the partitions' state (the gauges the alert reads), on every instance, whether or not it worked.</li>
  * </ul>
- * Each step is one call of a database function (migration V13) that first takes a transaction-scoped advisory lock
+ * Each step is one call of a database function (migration V14) that first takes a transaction-scoped advisory lock
  * with {@code pg_try_advisory_xact_lock}: on many instances one works and the others count the run as busy; a crash
  * mid-step rolls the step back and frees the lock with the transaction. Each step does at most
  * {@code max-partitions-per-run} partitions, so a job far behind catches up over several runs without one long lock.

@@ -3,7 +3,7 @@ package dev.ledgerline.transfers.transfer;
 import java.time.Instant;
 
 /**
- * A partition of {@code transfer_events} the retention job acted on (migration V13): its name, the end of its range,
+ * A partition of {@code transfer_events} the retention job acted on (migration V14): its name, the end of its range,
  * and what became of it.
  */
 public record EventPartition(String name, Instant endsAt, Outcome outcome) {

@@ -450,7 +450,7 @@ final class TransferSql {
                AND at >= (SELECT created_at FROM transfers WHERE id = $1) - interval '1 hour'
              ORDER BY version""";
 
-    // ---- the lifecycle of transfer_events (migration V13): the owner's functions, each under one advisory lock ----
+    // ---- the lifecycle of transfer_events (migration V14): the owner's functions, each under one advisory lock ----
 
     /** Partitions for the ranges of span {@code $3} ms meeting [$1, $2), at most $4; -1 when another session works. */
     static final String CREATE_EVENT_PARTITIONS = """

@@ -6,7 +6,8 @@
 --                        it owns nothing, so it cannot ALTER a table or DISABLE TRIGGER; it is not a superuser, so it
 --                        cannot SET session_replication_role = replica (a superuser-only parameter) to write behind
 --                        the triggers; no DELETE or TRUNCATE on transfers and their events (DELETE only on the
---                        webhook tables: an endpoint removed, old attempts pruned), no UPDATE of transfer_events, no CREATE. Its
+--                        webhook tables: an endpoint removed, old attempts pruned), no UPDATE of transfer_events, no CREATE
+--                        (partitions of transfer_events are made and detached by the owner's functions of V14). Its
 --                        Flyway run at start only reads flyway_schema_history: with nothing pending it passes, and
 --                        a release whose migrations have not been applied refuses to start instead of migrating.
 --   ledgerline_operator  a group for people: what docs/operating.md asks of an operator, resuming a parked
@@ -111,6 +112,17 @@ BEGIN
         -- readiness reports the schema version, and Flyway at start checks that nothing is pending
         GRANT SELECT ON flyway_schema_history TO ledgerline_service;
     END IF;
+    IF to_regprocedure('public.ledgerline_event_partitions_status(timestamptz)') IS NOT NULL THEN
+        -- the retention job (docs/capacity.md "Data lifecycle"): the service creates and detaches partitions of
+        -- transfer_events through the owner's functions alone, which do only that (migration V14); it owns nothing
+        REVOKE ALL ON FUNCTION ledgerline_create_event_partitions(timestamptz, timestamptz, interval, integer, interval),
+                               ledgerline_detach_event_partitions(timestamptz, integer, boolean, interval),
+                               ledgerline_event_partitions_status(timestamptz),
+                               ledgerline_event_partitions() FROM PUBLIC, ledgerline_operator;
+        GRANT EXECUTE ON FUNCTION ledgerline_create_event_partitions(timestamptz, timestamptz, interval, integer, interval),
+                                  ledgerline_detach_event_partitions(timestamptz, integer, boolean, interval),
+                                  ledgerline_event_partitions_status(timestamptz) TO ledgerline_service;
+    END IF;
     IF to_regprocedure('public.ledgerline_resume_parked(uuid, text, text)') IS NOT NULL THEN
         REVOKE ALL ON FUNCTION ledgerline_resume_parked(uuid, text, text) FROM PUBLIC, ledgerline_service;
         GRANT EXECUTE ON FUNCTION ledgerline_resume_parked(uuid, text, text) TO ledgerline_operator;
@@ -126,6 +138,9 @@ BEGIN
     SELECT string_agg(c.relname, ', ' ORDER BY c.relname) INTO unknown
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
+       -- a partition of transfer_events is reached through its parent's grants; one detached and kept for an export
+       -- (ledgerline.retention.keep-detached) is the owner's alone
+       AND NOT (c.relispartition OR c.relname LIKE 'transfer\_events\_%')
        AND c.relname NOT IN ('transfers', 'transfer_events', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
                              'webhook_deliveries', 'accounts', 'ledger_entries', 'credits');
     IF unknown IS NOT NULL THEN

@@ -74,6 +74,19 @@ public class StartupChecks {
                     + MIN_CLOCK_SKEW_BOUND + ": the provider's clock is read off its Date header (whole "
                     + "seconds), and a smaller bound would hold sends for clocks that agree.");
         }
+        LedgerlineConfig.Retention retention = config.retention();
+        if (retention.eventsPartitionSpan().compareTo(Duration.ofSeconds(1)) < 0
+                || retention.eventsPartitionsAhead().compareTo(retention.eventsPartitionSpan()) < 0
+                || retention.maxPartitionsPerRun() < 1 || retention.lockTimeout().toMillis() < 1) {
+            problems.add("ledgerline.retention needs an events-partition-span of at least a second, events-partitions-ahead"
+                    + " of at least one span (" + retention.eventsPartitionSpan() + "), max-partitions-per-run of at least 1"
+                    + " and a lock-timeout of at least 1 ms.");
+        }
+        if (config.events().retention().compareTo(retention.eventsPartitionSpan()) < 0) {
+            problems.add("ledgerline.events.retention (" + config.events().retention() + ") must be at least one"
+                    + " ledgerline.retention.events-partition-span (" + retention.eventsPartitionSpan() + "): history is"
+                    + " detached a whole partition at a time.");
+        }
         if (mode == LaunchMode.NORMAL) {
             if (LedgerlineConfig.DEV_REFERENCE_SECRET.equals(config.idempotency().referenceSecret())) {
                 problems.add("Set LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET: provider references are derived under it, and the "

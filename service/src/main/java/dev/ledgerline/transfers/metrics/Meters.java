@@ -91,6 +91,25 @@ public enum Meters {
     CLOCK_SENDS_HELD("ledgerline.clock.sends_held",
             "1 while no new send is claimed because a clock offset exceeds ledgerline.pipeline.clock-skew-bound", List.of()),
 
+    // the data lifecycle
+    RETENTION_RUNS("ledgerline.retention.runs",
+            "Runs of the retention job by result; busy means another instance held the retention lock, failed that a step "
+                    + "failed (the next run tries again)",
+            List.of("result"), List.of(List.of("failed"))),
+    RETENTION_PARTITIONS("ledgerline.retention.partitions",
+            "Partitions of transfer_events the retention job created, dropped, kept detached, or left attached (held) "
+                    + "because they hold an event of a transfer that has not ended",
+            List.of("action")),
+    RETENTION_EVENTS_COVERED_AHEAD("ledgerline.retention.events.covered_ahead", "seconds",
+            "How far past now the partitions of transfer_events reach; events past it land in the default partition",
+            List.of()),
+    RETENTION_EVENTS_OVERDUE("ledgerline.retention.events.overdue",
+            "Partitions of transfer_events whose whole range is older than ledgerline.events.retention and still attached",
+            List.of()),
+    RETENTION_EVENTS_DEFAULT_ROWS("ledgerline.retention.events.default_rows",
+            "Events in the default partition of transfer_events, written when no partition covered their time (stops at 1000)",
+            List.of()),
+
     // webhooks
     WEBHOOK_DELIVERIES("ledgerline.webhooks.deliveries",
             "Webhook delivery attempts by outcome; failed is a non-2xx answer, a timeout, a refused connection or a refused address",

@@ -17,6 +17,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -83,8 +84,21 @@ public class TransferRepository {
      * clients retry with their Idempotency-Key, the pipeline re-reads through its fenced UPDATEs.
      */
     private Uni<RowSet<Row>> run(String sql, Tuple params) {
+        return run(sql, params, deadline);
+    }
+
+    private Uni<RowSet<Row>> run(String sql, Tuple params, Duration within) {
         return pool.preparedQuery(sql).execute(params)
-                .ifNoItem().after(deadline).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + deadline));
+                .ifNoItem().after(within).failWith(() -> new TimeoutException("PostgreSQL did not answer within " + within));
+    }
+
+    /**
+     * How long a create or detach of up to {@code atMost} partitions may take: DDL waits for its locks (each partition
+     * takes up to three, each waiting at most {@code lockWait}) and writes the catalog, which the deadline of a
+     * transfer's statements does not allow for on a loaded server.
+     */
+    private Duration ddlDeadline(int atMost, Duration lockWait) {
+        return deadline.plus(lockWait.multipliedBy(3L * atMost));
     }
 
     /**
@@ -352,5 +366,51 @@ public class TransferRepository {
             ids.add(row.getUUID(column));
         }
         return ids;
+    }
+
+    /**
+     * Creates the partitions of {@code transfer_events} for the ranges of {@code span} that meet [{@code from},
+     * {@code until}) and have none yet, at most {@code atMost}; answers how many, or -1 when another instance holds the
+     * retention lock.
+     */
+    public Uni<Integer> createEventPartitions(Instant from, Instant until, Duration span, int atMost, Duration lockWait) {
+        return run(TransferSql.CREATE_EVENT_PARTITIONS, Tuple.of(utc(from), utc(until), span.toMillis(), atMost, lockWait.toMillis()),
+                        ddlDeadline(atMost, lockWait))
+                .map(rows -> first(rows).getInteger("created"));
+    }
+
+    /**
+     * Detaches, oldest first and at most {@code atMost}, the partitions of {@code transfer_events} whose whole range
+     * ended by {@code olderThan}, except those holding an event of an open transfer; drops them or keeps them apart.
+     * {@code null} when another instance holds the retention lock.
+     */
+    public Uni<List<EventPartition>> detachEventPartitions(Instant olderThan, int atMost, boolean keep, Duration lockWait) {
+        return run(TransferSql.DETACH_EVENT_PARTITIONS, Tuple.of(utc(olderThan), atMost, keep, lockWait.toMillis()),
+                        ddlDeadline(atMost, lockWait))
+                .map(rows -> {
+                    List<EventPartition> partitions = new ArrayList<>();
+                    for (Row row : rows) {
+                        if (row.getBoolean("busy")) {
+                            return null;
+                        }
+                        partitions.add(new EventPartition(row.getString("name"), row.getOffsetDateTime("to_at").toInstant(),
+                                EventPartition.Outcome.valueOf(row.getString("outcome").toUpperCase())));
+                    }
+                    return partitions;
+                });
+    }
+
+    /** The state of {@code transfer_events}' partitions, for the retention gauges, with {@code olderThan} the retention. */
+    public Uni<EventPartition.Status> eventPartitionStatus(Instant olderThan) {
+        return run(TransferSql.EVENT_PARTITIONS_STATUS, Tuple.of(utc(olderThan))).map(rows -> {
+            Row row = first(rows);
+            OffsetDateTime covered = row.getOffsetDateTime("covered_until");
+            return new EventPartition.Status(covered == null ? null : covered.toInstant(), row.getInteger("overdue"),
+                    row.getLong("default_rows"));
+        });
+    }
+
+    private static OffsetDateTime utc(Instant at) {
+        return at.atOffset(ZoneOffset.UTC);
     }
 }

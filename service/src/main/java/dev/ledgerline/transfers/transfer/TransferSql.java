@@ -499,7 +499,31 @@ final class TransferSql {
                       FROM transfers WHERE status IN ('pending', 'processing', 'reconciling')) open
              GROUP BY status""";
 
+    /**
+     * A transfer's history. Its events are written at or after its creation, so the partitions of
+     * {@code transfer_events} that ended before it are pruned when the statement starts (the bound is read first, by
+     * primary key); the hour is room for a clock that stepped back, not a bound anything relies on.
+     */
     static final String EVENTS = """
             SELECT version, from_status, to_status, actor, reason, at
-              FROM transfer_events WHERE transfer_id = $1 ORDER BY version""";
+              FROM transfer_events
+             WHERE transfer_id = $1
+               AND at >= (SELECT created_at FROM transfers WHERE id = $1) - interval '1 hour'
+             ORDER BY version""";
+
+    // ---- the lifecycle of transfer_events (migration V14): the owner's functions, each under one advisory lock ----
+
+    /** Partitions for the ranges of span {@code $3} ms meeting [$1, $2), at most $4; -1 when another session works. */
+    static final String CREATE_EVENT_PARTITIONS = """
+            SELECT ledgerline_create_event_partitions($1, $2, $3::bigint * interval '1 millisecond', $4,
+                                                      $5::bigint * interval '1 millisecond') AS created""";
+
+    /** Partitions whose range ended by $1 detached, at most $2, dropped or ($3) kept; one row with busy when locked. */
+    static final String DETACH_EVENT_PARTITIONS = """
+            SELECT busy, name, to_at, outcome
+              FROM ledgerline_detach_event_partitions($1, $2, $3, $4::bigint * interval '1 millisecond')""";
+
+    /** How far ahead partitions reach, how many are past $1 and still attached, events in the default partition. */
+    static final String EVENT_PARTITIONS_STATUS = """
+            SELECT covered_until, overdue, default_rows FROM ledgerline_event_partitions_status($1)""";
 }

@@ -137,6 +137,31 @@ class DatabaseRolesTest {
     }
 
     @Test
+    void theServiceRoleMakesAndDetachesEventPartitionsOnlyThroughTheOwnersFunctions() throws Exception {
+        String later = "date_trunc('day', now(), 'UTC') + interval '40 days'";
+        assertEquals(2, query(SERVICE, "SELECT ledgerline_create_event_partitions(" + later + ", " + later + " + interval '2 days',"
+                + " interval '1 day', 10, interval '1 second') AS n").get(0).get("n"), "two days, one partition each");
+        String partition = (String) query(OwnPostgres.SUPERUSER, "SELECT name FROM ledgerline_event_partitions()"
+                + " WHERE from_at = " + later).get(0).get("name");
+        for (String sql : List.of(
+                "ALTER TABLE transfer_events DETACH PARTITION " + partition,
+                "DROP TABLE " + partition,
+                "DELETE FROM " + partition,
+                "CREATE TABLE transfer_events_shadow PARTITION OF transfer_events FOR VALUES FROM ('2001-01-01') TO ('2001-01-02')",
+                "SELECT * FROM ledgerline_event_partitions()")) {
+            refused(SERVICE, sql);
+        }
+        // whatever the service passes, history of the last hour stays (and partitions ahead, with it)
+        long before = query(OwnPostgres.SUPERUSER, "SELECT 1 FROM ledgerline_event_partitions()").size();
+        assertTrue(query(SERVICE, "SELECT * FROM ledgerline_detach_event_partitions(now() + interval '1000 days', 100, false,"
+                + " interval '1 second')").isEmpty());
+        assertEquals(before, query(OwnPostgres.SUPERUSER, "SELECT 1 FROM ledgerline_event_partitions()").size());
+        // a partition made by the function is append-only like its parent, for every role but through DDL
+        refused(OwnPostgres.SUPERUSER, "DELETE FROM " + partition, "23001");
+        refused(OwnPostgres.SUPERUSER, "TRUNCATE " + partition, "23001");
+    }
+
+    @Test
     void theServicesFlywayRunAtStartOnlyReadsAndRefusesToApplyAMigration(@TempDir Path extra) throws Exception {
         assertEquals(0, db.flyway(SERVICE).migrate().migrationsExecuted, "nothing pending: the service starts");
 

@@ -1,0 +1,136 @@
+package dev.ledgerline.transfers.lifecycle;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.transfer.EventPartition;
+import dev.ledgerline.transfers.transfer.TransferRepository;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Moves old history off the primary a whole partition at a time (docs/capacity.md "Data lifecycle"), safely on any
+ * number of instances. Each run, in this order:
+ * <ul>
+ *   <li>creates the partitions of {@code transfer_events} for the next {@code events-partitions-ahead};</li>
+ *   <li>detaches the partitions whose whole range is older than {@code ledgerline.events.retention}, oldest first,
+ *       and drops them or keeps them apart ({@code keep-detached}); one that holds an event of a transfer that has not
+ *       ended stays attached;</li>
+ *   <li>reports the partitions' state (the gauges the alert reads), on every instance, whether or not it worked.</li>
+ * </ul>
+ * Each step is one call of a database function (migration V14) that first takes a transaction-scoped advisory lock
+ * with {@code pg_try_advisory_xact_lock}: on many instances one works and the others count the run as busy; a crash
+ * mid-step rolls the step back and frees the lock with the transaction. Each step does at most
+ * {@code max-partitions-per-run} partitions, so a job far behind catches up over several runs without one long lock.
+ */
+@Startup(StartupOrder.BEFORE_SCHEDULER)
+@ApplicationScoped
+public class RetentionJob {
+
+    private static final Logger LOG = Logger.getLogger(RetentionJob.class);
+
+    /** What one run did; {@code busy} when another instance held the lock for a step. */
+    public record Run(boolean busy, int created, List<EventPartition> detached) {
+
+        /** How a run ended, as {@code ledgerline_retention_runs_total} counts it. */
+        enum Result { DONE, BUSY, FAILED }
+    }
+
+    private final TransferRepository transfers;
+    private final LedgerlineConfig.Retention policy;
+    private final Duration eventsRetention;
+    private final Map<Run.Result, Counter> runs = new EnumMap<>(Run.Result.class);
+    private final Counter created;
+    private final Map<EventPartition.Outcome, Counter> detached = new EnumMap<>(EventPartition.Outcome.class);
+    private final AtomicLong coveredAheadSeconds = new AtomicLong();
+    private final AtomicLong overdue = new AtomicLong();
+    private final AtomicLong defaultRows = new AtomicLong();
+
+    public RetentionJob(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics) {
+        this.transfers = transfers;
+        this.policy = config.retention();
+        this.eventsRetention = config.events().retention();
+        for (Run.Result result : Run.Result.values()) {
+            runs.put(result, Meters.RETENTION_RUNS.counter(result.name().toLowerCase()).register(metrics));
+        }
+        this.created = Meters.RETENTION_PARTITIONS.counter("created").register(metrics);
+        for (EventPartition.Outcome outcome : EventPartition.Outcome.values()) {
+            detached.put(outcome, Meters.RETENTION_PARTITIONS.counter(outcome.name().toLowerCase()).register(metrics));
+        }
+        Meters.RETENTION_EVENTS_COVERED_AHEAD.gauge(coveredAheadSeconds, AtomicLong::get).register(metrics);
+        Meters.RETENTION_EVENTS_OVERDUE.gauge(overdue, AtomicLong::get).register(metrics);
+        Meters.RETENTION_EVENTS_DEFAULT_ROWS.gauge(defaultRows, AtomicLong::get).register(metrics);
+    }
+
+    @Scheduled(every = "${ledgerline.retention.every}", delayed = "5s",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-retention")
+    Uni<Void> scheduled() {
+        Uni<?> work = policy.enabled() ? run() : Uni.createFrom().voidItem();
+        return work.onFailure().recoverWithNull()
+                .flatMap(done -> report())
+                .onFailure().invoke(e -> LOG.warnf("step=retention-status failed: %s", e.toString()))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+
+    /** One run of the policy: create ahead, then detach what is past the retention. */
+    public Uni<Run> run() {
+        Instant now = Instant.now();
+        return transfers.createEventPartitions(now, now.plus(policy.eventsPartitionsAhead()), policy.eventsPartitionSpan(),
+                        policy.maxPartitionsPerRun(), policy.lockTimeout())
+                .flatMap(made -> made < 0
+                        ? Uni.createFrom().item(new Run(true, 0, List.of()))
+                        : detach(now).map(gone -> gone == null ? new Run(true, made, List.of()) : new Run(false, made, gone)))
+                .invoke(this::count)
+                .onFailure().invoke(e -> {
+                    runs.get(Run.Result.FAILED).increment();
+                    LOG.warnf("step=retention failed, next run retries: %s", e.toString());
+                });
+    }
+
+    private Uni<List<EventPartition>> detach(Instant now) {
+        return transfers.detachEventPartitions(now.minus(eventsRetention), policy.maxPartitionsPerRun(),
+                policy.keepDetached(), policy.lockTimeout());
+    }
+
+    private void count(Run run) {
+        runs.get(run.busy() ? Run.Result.BUSY : Run.Result.DONE).increment();
+        created.increment(run.created());
+        if (run.created() > 0) {
+            LOG.infof("step=retention created=%d partitions of transfer_events ahead", run.created());
+        }
+        for (EventPartition partition : run.detached()) {
+            detached.get(partition.outcome()).increment();
+            if (partition.outcome() == EventPartition.Outcome.HELD) {
+                LOG.debugf("step=retention partition=%s kept attached: it holds an event of a transfer that has not ended",
+                        partition.name());
+            } else {
+                LOG.infof("step=retention partition=%s ended=%s %s", partition.name(), partition.endsAt(),
+                        partition.outcome().name().toLowerCase());
+            }
+        }
+    }
+
+    /** Reads the partitions' state into the gauges. */
+    public Uni<EventPartition.Status> report() {
+        Instant now = Instant.now();
+        return transfers.eventPartitionStatus(now.minus(eventsRetention)).invoke(status -> {
+            coveredAheadSeconds.set(status.coveredUntil() == null ? 0
+                    : Math.max(0, Duration.between(now, status.coveredUntil()).toSeconds()));
+            overdue.set(status.overdue());
+            defaultRows.set(status.defaultRows());
+        });
+    }
+}

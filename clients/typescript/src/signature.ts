@@ -17,7 +17,7 @@ export async function verifySignature(
     return false;
   }
   let t: number | undefined;
-  let v1: string | undefined;
+  const v1: string[] = []; // two while a rotated secret still signs beside the new one
   for (const part of header.split(',')) {
     const at = part.indexOf('=');
     if (at < 0) {
@@ -31,10 +31,10 @@ export async function verifySignature(
       }
       t = Number(value);
     } else if (name === 'v1') {
-      v1 = value;
+      v1.push(value);
     }
   }
-  if (t === undefined || v1 === undefined || Math.abs(nowSeconds - t) > toleranceSeconds) {
+  if (t === undefined || v1.length === 0 || Math.abs(nowSeconds - t) > toleranceSeconds) {
     return false;
   }
   const encoder = new TextEncoder();
@@ -46,12 +46,20 @@ export async function verifySignature(
   signed.set(bytes, prefix.length);
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, signed));
   const expected = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
-  if (expected.length !== v1.length) {
+  let matched = false;
+  for (const candidate of v1) {
+    matched = constantTimeEqual(expected, candidate) || matched;
+  }
+  return matched;
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) {
     return false;
   }
   let difference = 0;
-  for (let i = 0; i < expected.length; i++) {
-    difference |= expected.charCodeAt(i) ^ v1.charCodeAt(i);
+  for (let i = 0; i < a.length; i++) {
+    difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   }
   return difference === 0;
 }

@@ -25,6 +25,15 @@ test('accepts the fixed vector the service signs in WebhookSignaturesTest', asyn
   assert.equal(await verifySignature('whsec_test', header, '{"id":"a.1"}', 300, 1700000000), true);
 });
 
+test('accepts either secret while a rotated one still signs beside the new one, and no other', async () => {
+  const previous = 'whsec_cHJldmlvdXMtc2VjcmV0LW9mLXRoaXJ0eS10d28tYnl0ZXM';
+  const v1 = (secret) => createHmac('sha256', secret).update(`${T}.${BODY}`).digest('hex');
+  const header = `t=${T},v1=${v1(SECRET)},v1=${v1(previous)}`;
+  assert.equal(await verifySignature(SECRET, header, BODY, 300, T), true);
+  assert.equal(await verifySignature(previous, header, BODY, 300, T), true);
+  assert.equal(await verifySignature('whsec_other', header, BODY, 300, T), false);
+});
+
 test('refuses an old or future t, another secret, body or t, and malformed headers', async () => {
   const header = sign(SECRET, T, BODY);
   assert.equal(await verifySignature(SECRET, header, BODY, 300, T + 301), false);

@@ -33,7 +33,7 @@ public final class WebhookSignatures {
             return false;
         }
         Long t = null;
-        String v1 = null;
+        java.util.List<String> v1 = new java.util.ArrayList<>();
         for (String part : header.split(",")) {
             String[] kv = part.trim().split("=", 2);
             if (kv.length != 2) {
@@ -46,10 +46,10 @@ public final class WebhookSignatures {
                     return false;
                 }
             } else if (kv[0].equals("v1")) {
-                v1 = kv[1];
+                v1.add(kv[1]); // two while a rotated secret still signs beside the new one
             }
         }
-        if (t == null || v1 == null || Math.abs(now.getEpochSecond() - t) > toleranceSeconds) {
+        if (t == null || v1.isEmpty() || Math.abs(now.getEpochSecond() - t) > toleranceSeconds) {
             return false;
         }
         try {
@@ -57,7 +57,11 @@ public final class WebhookSignatures {
             mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
             mac.update((t + ".").getBytes(StandardCharsets.UTF_8));
             byte[] expected = HexFormat.of().formatHex(mac.doFinal(body)).getBytes(StandardCharsets.US_ASCII);
-            return MessageDigest.isEqual(expected, v1.getBytes(StandardCharsets.US_ASCII));
+            boolean matched = false;
+            for (String candidate : v1) {
+                matched |= MessageDigest.isEqual(expected, candidate.getBytes(StandardCharsets.US_ASCII));
+            }
+            return matched;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
         }

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
@@ -25,6 +26,7 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 
 import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -56,10 +58,12 @@ public class WebhookResource {
     private final ObjectMapper mapper;
     private final JsonWebToken jwt;
     private final TransferService admission;
+    private final Duration previousSecretValidFor;
 
     public WebhookResource(WebhookRepository endpoints, WebhookSender sender, ObjectMapper mapper, JsonWebToken jwt,
-                           TransferService admission) {
+                           TransferService admission, LedgerlineConfig config) {
         this.admission = admission;
+        this.previousSecretValidFor = config.webhooks().previousSecretValidFor();
         this.endpoints = endpoints;
         this.sender = sender;
         this.mapper = mapper;
@@ -149,6 +153,24 @@ public class WebhookResource {
                 throw notFound();
             }
             return Response.noContent().build();
+        });
+    }
+
+    /**
+     * A new secret for the endpoint, shown in this answer only. The one it replaces goes on signing deliveries beside
+     * it (a second {@code v1}) until {@code previousSecretExpiresAt}, so the receiver can switch without a refusal.
+     */
+    @POST
+    @Path("/{id}/secret")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Uni<WebhookViews.SecretRotated> rotateSecret(@PathParam("id") String id) {
+        UUID uuid = id(id);
+        String secret = WebhookSignature.newSecret();
+        return admission.admitWrite(principal()).chain(() -> endpoints.rotate(uuid, secret, previousSecretValidFor)).map(until -> {
+            if (until == null) {
+                throw notFound();
+            }
+            return new WebhookViews.SecretRotated(uuid, secret, until);
         });
     }
 

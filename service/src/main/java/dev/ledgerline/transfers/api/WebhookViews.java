@@ -17,6 +17,10 @@ public final class WebhookViews {
     public record Created(UUID id, String url, String description, String secret, OffsetDateTime createdAt) {
     }
 
+    /** The answer to a rotation: the new secret, shown this once, and when the replaced one stops signing. */
+    public record SecretRotated(UUID id, String secret, OffsetDateTime previousSecretExpiresAt) {
+    }
+
     /** An endpoint as listed; {@code failingSince} is when the event it is stuck on first failed ({@code null}: none). */
     public record Endpoint(UUID id, String url, String description, OffsetDateTime createdAt, boolean failing,
                            OffsetDateTime failingSince) {

@@ -171,6 +171,13 @@ public interface LedgerlineConfig {
         @WithDefault("P3D")
         Duration giveUpAfter();
 
+        /**
+         * After POST /v1/webhook-endpoints/{id}/secret, how long the replaced secret goes on signing deliveries beside
+         * the new one (a second v1 in Ledgerline-Signature), so receivers can switch without refusing a delivery.
+         */
+        @WithDefault("PT24H")
+        Duration previousSecretValidFor();
+
         /** Events one endpoint is sent, at most, per lease. */
         @WithDefault("100")
         int batch();

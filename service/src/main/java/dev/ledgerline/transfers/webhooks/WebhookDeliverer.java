@@ -141,7 +141,7 @@ public class WebhookDeliverer {
         String body = payloads.json(event);
         long t = Instant.now().getEpochSecond();
         Map<String, String> headers = Map.of(WebhookSignature.EVENT_ID_HEADER, event.id(),
-                WebhookSignature.HEADER, WebhookSignature.header(lease.secret(), t, body));
+                WebhookSignature.HEADER, WebhookSignature.header(lease.secret(), lease.previousSecret(), t, body));
         int attempt = lease.attempts() + 1;
         return sender.send(lease.url(), body, headers).flatMap(outcome -> {
             if (outcome.delivered()) {

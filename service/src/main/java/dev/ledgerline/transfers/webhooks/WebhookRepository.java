@@ -11,6 +11,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import java.time.Duration;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -44,6 +45,17 @@ public class WebhookRepository {
 
     static final String DELETE = "DELETE FROM webhook_endpoints WHERE id = $1";
 
+    /**
+     * A new secret ({@code $2}); the one it replaces keeps signing beside it for {@code $3} ms (V15). A previous secret
+     * from an earlier rotation stops signing.
+     */
+    static final String ROTATE = """
+            UPDATE webhook_endpoints
+               SET previous_secret = secret, previous_secret_expires_at = now() + $3::bigint * interval '1 millisecond',
+                   secret = $2
+             WHERE id = $1
+            RETURNING id, previous_secret_expires_at""";
+
     static final String ATTEMPTS = """
             SELECT d.event_id, d.attempt, d.status_code, d.latency_ms, d.error, d.at
               FROM webhook_endpoints w
@@ -62,6 +74,7 @@ public class WebhookRepository {
                              FOR UPDATE SKIP LOCKED)
                AND w.next_attempt_at <= now() AND (w.lease_expires_at IS NULL OR w.lease_expires_at <= now())
             RETURNING w.id, w.url, w.secret, w.lease_token, w.cursor_xid::text AS cursor_xid, w.cursor_transfer,
+                      CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
                       w.cursor_version, w.cursor_at, w.attempts, w.failing_since, w.failing""";
 
     /** A 2xx: the cursor moves past the event, the failure count clears, the lease is renewed, the attempt recorded. */
@@ -140,6 +153,12 @@ public class WebhookRepository {
         return run(DELETE, Tuple.of(id)).map(rows -> rows.rowCount() > 0);
     }
 
+    /** When the replaced secret stops signing; {@code null} when there is no such endpoint. */
+    public Uni<OffsetDateTime> rotate(UUID id, String secret, Duration previousValidFor) {
+        return run(ROTATE, Tuple.of(id, secret, previousValidFor.toMillis()))
+                .map(rows -> rows.rowCount() == 0 ? null : rows.iterator().next().getOffsetDateTime("previous_secret_expires_at"));
+    }
+
     /** The newest attempts first; {@code null} when there is no such endpoint. */
     public Uni<List<DeliveryAttempt>> attempts(UUID id, int limit) {
         return run(ATTEMPTS, Tuple.of(id, limit)).map(rows -> {
@@ -165,7 +184,8 @@ public class WebhookRepository {
             for (Row row : rows) {
                 FeedCursor cursor = new FeedCursor(Long.parseLong(row.getString("cursor_xid")), row.getUUID("cursor_transfer"),
                         row.getLong("cursor_version"), row.getOffsetDateTime("cursor_at").toInstant());
-                leases.add(new Lease(row.getUUID("id"), row.getString("url"), row.getString("secret"), row.getUUID("lease_token"),
+                leases.add(new Lease(row.getUUID("id"), row.getString("url"), row.getString("secret"),
+                        row.getString("previous_secret"), row.getUUID("lease_token"),
                         cursor, row.getInteger("attempts"), row.getOffsetDateTime("failing_since"), row.getBoolean("failing"),
                         deadline));
             }

@@ -29,6 +29,17 @@ public final class WebhookSignature {
     }
 
     public static String header(String secret, long unixSeconds, String body) {
-        return "t=" + unixSeconds + ",v1=" + new HmacSha256(secret).hex(unixSeconds + "." + body);
+        return header(secret, null, unixSeconds, body);
+    }
+
+    /**
+     * The header signed with {@code secret} and, while a rotation's overlap lasts, with the {@code previous} one too: a
+     * second {@code v1}, so a receiver that still holds the old secret accepts the delivery (it takes any {@code v1}
+     * that matches).
+     */
+    public static String header(String secret, String previous, long unixSeconds, String body) {
+        String signed = unixSeconds + "." + body;
+        String header = "t=" + unixSeconds + ",v1=" + new HmacSha256(secret).hex(signed);
+        return previous == null ? header : header + ",v1=" + new HmacSha256(previous).hex(signed);
     }
 }

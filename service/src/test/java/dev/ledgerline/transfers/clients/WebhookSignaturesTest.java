@@ -38,6 +38,22 @@ class WebhookSignaturesTest {
     }
 
     @Test
+    void whileARotatedSecretStillSignsEitherSecretVerifiesAndNoOther() {
+        String previous = WebhookSignature.newSecret();
+        String current = WebhookSignature.newSecret();
+        long t = 1_762_161_330L;
+        String header = WebhookSignature.header(current, previous, t, BODY);
+        assertEquals(2, header.split("v1=", -1).length - 1, header);
+        byte[] body = BODY.getBytes(StandardCharsets.UTF_8);
+        Instant at = Instant.ofEpochSecond(t);
+        assertTrue(WebhookSignatures.verifySignature(current, header, body, 300, at), "the new secret");
+        assertTrue(WebhookSignatures.verifySignature(previous, header, body, 300, at), "the replaced one, during the overlap");
+        assertFalse(WebhookSignatures.verifySignature(WebhookSignature.newSecret(), header, body, 300, at), "any other");
+        assertEquals(WebhookSignature.header(current, t, BODY), WebhookSignature.header(current, null, t, BODY),
+                "without a previous secret, one v1");
+    }
+
+    @Test
     void refusesAnythingElse() {
         String secret = WebhookSignature.newSecret();
         long t = 1_762_161_330L;

@@ -102,6 +102,7 @@ class ContractDriftTest {
         drift.addAll(ContractDrift.schema(contract, mapper, TransferRequest.class, "TransferRequest", ContractDrift.Direction.REQUEST, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.Created.class, "WebhookEndpointCreated", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.EndpointList.class, "WebhookEndpointList", ContractDrift.Direction.RESPONSE, visited));
+        drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.SecretRotated.class, "WebhookSecretRotated", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, WebhookViews.DeliveryList.class, "WebhookDeliveryList", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.Balances.class, "Balances", ContractDrift.Direction.RESPONSE, visited));
         drift.addAll(ContractDrift.schema(contract, mapper, AccountViews.BalanceView.class, "Balance", ContractDrift.Direction.RESPONSE, visited));
@@ -238,6 +239,10 @@ class ContractDriftTest {
         as(hooks).get("/v1/webhook-endpoints/" + UUID.randomUUID() + "/deliveries").then().statusCode(404);
         given().get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(401);
         as(ops).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(403);
+        as(hooks).post("/v1/webhook-endpoints/" + hook + "/secret").then().statusCode(200);
+        as(hooks).post("/v1/webhook-endpoints/" + UUID.randomUUID() + "/secret").then().statusCode(404);
+        given().post("/v1/webhook-endpoints/" + hook + "/secret").then().statusCode(401);
+        as(ops).post("/v1/webhook-endpoints/" + hook + "/secret").then().statusCode(403);
         given().delete("/v1/webhook-endpoints/" + hook).then().statusCode(401);
         as(ops).delete("/v1/webhook-endpoints/" + hook).then().statusCode(403);
         as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(204);
@@ -286,6 +291,7 @@ class ContractDriftTest {
             as(hooks).get("/v1/webhook-endpoints").then().statusCode(503);
             as(hooks).get("/v1/webhook-endpoints/" + hook + "/deliveries").then().statusCode(503);
             as(hooks).delete("/v1/webhook-endpoints/" + hook).then().statusCode(503);
+            as(hooks).post("/v1/webhook-endpoints/" + hook + "/secret").then().statusCode(503);
             Api.post(writer, newKey(), body(10)).then().statusCode(503);
             Api.get(writer, id).then().statusCode(503);
             as(writer).get("/v1/transfers/" + id + "/events").then().statusCode(503);

@@ -81,6 +81,8 @@ class AuthorizationMatrixTest {
             (spec, id) -> spec.get("/v1/webhook-endpoints"));
     static final Operation HOOKS_DELETE = new Operation("DELETE /v1/webhook-endpoints/{id}", READ_ALL_ONLY,
             (spec, id) -> spec.delete("/v1/webhook-endpoints/" + UUID.randomUUID()));
+    static final Operation HOOKS_ROTATE = new Operation("POST /v1/webhook-endpoints/{id}/secret", READ_ALL_ONLY,
+            (spec, id) -> spec.post("/v1/webhook-endpoints/" + UUID.randomUUID() + "/secret"));
     static final Operation HOOKS_DELIVERIES = new Operation("GET /v1/webhook-endpoints/{id}/deliveries", READ_ALL_ONLY,
             (spec, id) -> spec.get("/v1/webhook-endpoints/" + UUID.randomUUID() + "/deliveries"));
     static final Operation BALANCES = new Operation("GET /v1/accounts/me", WRITE_ONLY,
@@ -162,6 +164,11 @@ class AuthorizationMatrixTest {
                 row(HOOKS_DELETE, Caller.OWNER, 403),
                 row(HOOKS_DELETE, Caller.READ_ALL, 403),
                 row(HOOKS_DELETE, Caller.WEBHOOKS_ADMIN, 404),
+                row(HOOKS_ROTATE, Caller.NO_TOKEN, 401),
+                row(HOOKS_ROTATE, Caller.WRONG_GROUP, 403),
+                row(HOOKS_ROTATE, Caller.OWNER, 403),
+                row(HOOKS_ROTATE, Caller.READ_ALL, 403),
+                row(HOOKS_ROTATE, Caller.WEBHOOKS_ADMIN, 404),
                 row(HOOKS_DELIVERIES, Caller.NO_TOKEN, 401),
                 row(HOOKS_DELIVERIES, Caller.WRONG_GROUP, 403),
                 row(HOOKS_DELIVERIES, Caller.OWNER, 403),

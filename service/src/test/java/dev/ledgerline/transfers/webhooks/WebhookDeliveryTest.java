@@ -89,6 +89,69 @@ class WebhookDeliveryTest {
     }
 
     @Test
+    void aRotatedSecretSignsBesideTheNewOneUntilItExpires() throws Exception {
+        try (Receiver receiver = new Receiver(0, 0)) {
+            Map<String, String> endpoint = register(receiver.url());
+            String id = endpoint.get("id");
+            String first = endpoint.get("secret");
+            String writer = Api.writer("hooks-rotation");
+            try {
+                List<Receiver.Received> before = deliveredOf(receiver, Api.create(writer, 7_101));
+                for (Receiver.Received r : before) {
+                    assertEquals(List.of(true), verifies(r, first), "one v1, the first secret's: " + r.signature());
+                }
+
+                Response rotated = Api.as(admin()).post("/v1/webhook-endpoints/" + id + "/secret");
+                rotated.then().statusCode(200);
+                String second = rotated.path("secret");
+                assertTrue(second.startsWith("whsec_") && !second.equals(first), second);
+                java.time.OffsetDateTime until = java.time.OffsetDateTime.parse(rotated.path("previousSecretExpiresAt"));
+                assertTrue(Math.abs(Duration.between(java.time.OffsetDateTime.now().plusHours(24), until).toSeconds()) < 120,
+                        "the replaced secret signs for 24 h: " + until);
+
+                // during the overlap each delivery carries both, and a receiver holding either secret accepts it
+                for (Receiver.Received r : deliveredOf(receiver, Api.create(writer, 7_102))) {
+                    assertEquals(2, r.signature().split("v1=", -1).length - 1, r.signature());
+                    assertTrue(dev.ledgerline.sdk.WebhookSignatures.verifySignature(second, r.signature(), r.body(), 300), r.signature());
+                    assertTrue(dev.ledgerline.sdk.WebhookSignatures.verifySignature(first, r.signature(), r.body(), 300), r.signature());
+                }
+
+                // once it expires, only the new secret signs
+                Db.update("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ?::uuid", id);
+                for (Receiver.Received r : deliveredOf(receiver, Api.create(writer, 7_103))) {
+                    assertEquals(List.of(true), verifies(r, second), r.signature());
+                    assertFalse(dev.ledgerline.sdk.WebhookSignatures.verifySignature(first, r.signature(), r.body(), 300), r.signature());
+                }
+            } finally {
+                remove(id);
+            }
+            Api.as(admin()).post("/v1/webhook-endpoints/" + id + "/secret").then().statusCode(404);
+            Api.as(writer).post("/v1/webhook-endpoints/" + UUID.randomUUID() + "/secret").then().statusCode(403);
+        }
+    }
+
+    /** The deliveries of every event of {@code transfer}, once it is final and all of them arrived. */
+    private static List<Receiver.Received> deliveredOf(Receiver receiver, String transfer) {
+        Set<String> events = eventsOf(List.of(transfer));
+        Awaitility.await().atMost(DEADLINE).until(() -> receiver.delivered().stream().map(Receiver.Received::eventId)
+                .collect(java.util.stream.Collectors.toSet()).containsAll(events));
+        return receiver.delivered().stream().filter(r -> events.contains(r.eventId())).toList();
+    }
+
+    /** For each v1 of the delivery's signature, whether it is the HMAC under {@code secret}. */
+    private static List<Boolean> verifies(Receiver.Received r, String secret) {
+        String t = r.signature().substring(2, r.signature().indexOf(','));
+        String mac = new HmacSha256(secret).hex(t + "." + r.body());
+        List<Boolean> matches = new ArrayList<>();
+        for (String part : r.signature().split(",")) {
+            if (part.startsWith("v1=")) {
+                matches.add(part.substring(3).equals(mac));
+            }
+        }
+        return matches;
+    }
+
+    @Test
     void everyEventArrivesSignedAndInOrderThroughFailuresAndAnOutage() throws Exception {
         try (Receiver receiver = new Receiver(Integer.MAX_VALUE, 20)) {
             Map<String, String> endpoint = register(receiver.url());

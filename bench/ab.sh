@@ -14,8 +14,8 @@
 # calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page.
 # Env: ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
-# PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR for one more
-# replay window at 32 connections, summarised by bench/jfr_summary.py and drawn by bench/flame.py (OUT/ab-A-replay.svg...).
+# PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
+# 2 ms) for one more replay window of PROFILE_S (20) s at 32 connections, summarised by bench/jfr_summary.py and drawn by bench/flame.py (OUT/ab-A-replay.svg...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -166,11 +166,14 @@ done
 
 # ---------------------------------------------------------------- profiles: replays at 32 connections under JFR
 if [ -n "${PROFILE:-}" ]; then
+  # JFR's profile settings, sampling every 2 ms instead of 20: enough samples in one window on a shared machine
+  sed 's|<setting name="period" control="method-sampling-java-interval">[^<]*</setting>|<setting name="period" control="method-sampling-java-interval">2 ms</setting>|' \
+    "$JAVA_HOME/lib/jfr/profile.jfc" > "$TMP/sampling.jfc"
   for k in 0 1; do
     n=${NAMES[$k]}
-    "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.start name=ab settings=profile filename="$OUT/ab-$n-replay.jfr" >/dev/null
+    "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.start name=ab settings="$TMP/sampling.jfc" filename="$OUT/ab-$n-replay.jfr" >/dev/null
     drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/ab-keys/private.pk8" --scenario=replay \
-      --seed-prefix=seed --seed-count="$SEED" --duration="$SECS" --connections=32 --label="$n-profile" >/dev/null
+      --seed-prefix=seed --seed-count="$SEED" --duration="${PROFILE_S:-20}" --connections=32 --label="$n-profile" >/dev/null
     "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.stop name=ab >/dev/null
     "$JAVA_HOME/bin/jfr" print --events jdk.ExecutionSample --stack-depth 96 "$OUT/ab-$n-replay.jfr" > "$OUT/ab-$n-samples.txt"
     python3 bench/jfr_summary.py "$OUT/ab-$n-samples.txt" > "$OUT/ab-$n-profile.txt"

@@ -227,9 +227,11 @@ public class IdempotencyService {
                 return insertOrFind(principal, key, body, redisKey, null);
             }
             count(Decision.FAST_REPLAY);
-            // the body was found to be this transfer's request (decide compared the fingerprints): the entry keeps it
+            // the entry keeps the body only if it is the row's request, not only the entry's
+            boolean sameAsRow = Fingerprint.sameRequest(original.requestFingerprint(), body.fingerprint(), body.request());
             Uni<Void> keepFinal = original.status().isTerminal()
-                    ? cache.replace(redisKey, finalEntry(original, body).encode()).onFailure().recoverWithNull()
+                    ? cache.replace(redisKey, (sameAsRow ? finalEntry(original, body) : IdempotencyEntry.finalState(original)).encode())
+                            .onFailure().recoverWithNull()
                     : Uni.createFrom().voidItem();
             return keepFinal.replaceWith(new Accepted(original, true, null));
         });

@@ -63,7 +63,11 @@ if [ -z "${BASE_APP:-}" ]; then
   cp -r "$BASE_TREE/service/target/quarkus-app" "$BASE_APP"
 fi
 A_DESC="$BASE ($(git log -1 --format=%s "$BASE" 2>/dev/null | cut -c1-50))"
-B_DESC="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- service || echo '+dirty')"
+if [ "$HEAD_APP" = "$ROOT/service/target/quarkus-app" ]; then
+  B_DESC="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- service || echo '+dirty')"
+else
+  B_DESC=$HEAD_APP   # a jar packaged elsewhere: its directory names it, this tree's HEAD may not
+fi
 
 # ---------------------------------------------------------------- PostgreSQL, Redis, stand-ins, driver
 private_pg_init "$TMP" "$PORT" "max_connections = 200"

@@ -93,10 +93,14 @@ public class IdempotencyService {
     private final HmacSha256 references;
     private final FinalRows finalRows;
     private final ResponseBodies bodies;
+    /** Final entries decoded before, by their exact text; at most {@link #maxDecoded}. */
+    private final Map<String, IdempotencyEntry> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
+    private final int maxDecoded;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
                               InstanceId instance, MeterRegistry metrics, FinalRows finalRows, ResponseBodies bodies) {
         this.bodies = bodies;
+        this.maxDecoded = config.idempotency().decodedFinalEntries();
         this.transfers = transfers;
         this.cache = cache;
         this.config = config;
@@ -156,7 +160,7 @@ public class IdempotencyService {
             count(Decision.DB_REDIS_UNAVAILABLE);
             return insertOrFind(principal, key, body, redisKey, null);
         }
-        IdempotencyEntry entry = IdempotencyEntry.decode(((CacheRead.Hit) read).value());
+        IdempotencyEntry entry = decoded(((CacheRead.Hit) read).value());
         if (entry == null) {
             // not an entry of ours: the database decides, and remember() overwrites it
             count(Decision.DB_CACHE_UNREADABLE);
@@ -339,6 +343,26 @@ public class IdempotencyService {
         String text = sameRequest.text();
         return text == null ? IdempotencyEntry.finalState(transfer)
                 : IdempotencyEntry.finalState(transfer, bodies.stamp(), text, bodies.of(transfer));
+    }
+
+    /**
+     * {@link IdempotencyEntry#decode}, with final entries remembered by their text: a final entry never changes and a
+     * text decodes to one entry only, so a remembered one is what decoding again would give. Past the bound the
+     * remembered ones are dropped at once (a replayed key is decoded again on its next replay).
+     */
+    private IdempotencyEntry decoded(String value) {
+        IdempotencyEntry known = finalEntries.get(value);
+        if (known != null) {
+            return known;
+        }
+        IdempotencyEntry entry = IdempotencyEntry.decode(value);
+        if (entry != null && entry.kind() == IdempotencyEntry.Kind.FINAL && maxDecoded > 0) {
+            if (finalEntries.size() >= maxDecoded) {
+                finalEntries.clear();
+            }
+            finalEntries.put(value, entry);
+        }
+        return entry;
     }
 
     /** Names our in-flight marker, so only this request's cleanup deletes it. */

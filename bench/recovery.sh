@@ -24,7 +24,7 @@ OUT=${OUT:-$ROOT/bench/out/recovery}
 QUICK=${QUICK:-0}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=$JAVA_HOME/bin/java
-APP=${APP:-$ROOT/target/quarkus-app}   # the packaged service (a copy lets a build run meanwhile)
+APP=${APP:-$ROOT/service/target/quarkus-app}   # the packaged service (a copy lets a build run meanwhile)
 PGHOST=127.0.0.1; PGPORT=5432; PGUSER=postgres
 export PGHOST PGPORT PGUSER
 DB=${DB:-ledgerline_recovery}       # scratch database (dropped at the end)

@@ -393,7 +393,21 @@ ANALYSES = [
                     " (`bench/recovery.sh`, `bench/soak.sh`)"),
     ("FT-AB.md", "the Redis guard: the hand-written breaker against SmallRye Fault Tolerance (`bench/ft-ab.sh`)"),
     ("REDIS-CLUSTER.md", "a failover and a killed master of a Redis Cluster under load (`RedisClusterTest`)"),
+    ("CPU-AB.md", "CPU per replay and per new transfer: a base commit against this tree in one run (`bench/ab.sh`),"
+                  " with the flame graphs of replays before and after"),
 ]
+# The same-run A/B's table (bench/CPU-AB.md, between its ab-table markers) is repeated here: a speed claim is judged
+# by ratios measured side by side, and this page is where readers look first.
+ab_page = root / "bench" / "CPU-AB.md"
+if ab_page.exists():
+    ab_text = ab_page.read_text()
+    if "<!-- ab-table -->" in ab_text and "<!-- /ab-table -->" in ab_text:
+        w("## Same-run A/B: CPU per request (`bench/ab.sh`)")
+        w("")
+        w(ab_text.split("<!-- ab-table -->", 1)[1].split("<!-- /ab-table -->", 1)[0].strip())
+        w("")
+        w("Details, the flame graphs and what bounds the rest: [bench/CPU-AB.md](bench/CPU-AB.md).")
+        w("")
 w("## Analysis")
 w("")
 w("Written by hand, each page with the commands that produced its figures:")

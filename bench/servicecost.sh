@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 RATE=${RATE:-600}; SECS=${SECS:-20}; ROUNDS=${ROUNDS:-2}; WARM_S=${WARM_S:-60}; PORT=${PORT:-55433}
-APP=${APP:-$ROOT/target/quarkus-app}
+APP=${APP:-$ROOT/service/target/quarkus-app}
 OUT=${OUT:-$ROOT/bench/out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 REPORT=$OUT/servicecost-$STAMP.md
@@ -30,7 +30,7 @@ PG_PIN=(); SVC_PIN=()
 BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DRIVER_CP="$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*"
 LONG_JVM=("${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -Xmx512m -XX:+UseSerialGC -cp "$DRIVER_CP" dev.ledgerline.bench.Driver)
-[ -f "$APP/quarkus-run.jar" ] || { echo "no $APP/quarkus-run.jar: ./mvnw -B -q package -DskipTests" >&2; exit 1; }
+[ -f "$APP/quarkus-run.jar" ] || { echo "no $APP/quarkus-run.jar: ./mvnw -B -q package -DskipTests -pl service -am" >&2; exit 1; }
 [ -f "$ROOT/bench/driver/target/bench-driver.jar" ] || { echo "no driver: ./mvnw -B -q -pl bench/driver package" >&2; exit 1; }
 if [ $# -eq 0 ]; then
   set -- uncached=QUARKUS_DATASOURCE_REACTIVE_CACHE_PREPARED_STATEMENTS=false \

@@ -241,9 +241,18 @@ public final class Driver {
      * write), label, max-in-flight (requests outstanding beyond this are not sent and count as errors), connections
      * (keep-alive connections at most; requests beyond them wait in the client's queue, and that wait counts as
      * latency), warmup (seconds of the same schedule sent first, unrecorded), client (raw, the default, or vertx; see
-     * {@link OpenLoad}). Returns one JSON line.
+     * {@link OpenLoad}). With {@code --model=closed}: a closed loop instead, each connection sending its next request
+     * when its answer arrives ({@link ClosedLoad}; no rate). Returns one JSON line.
      */
     static String load(Map<String, String> o) throws Exception {
+        if ("closed".equals(o.get("model"))) {
+            ClosedLoad run = new ClosedLoad(o);
+            try {
+                return run.run();
+            } finally {
+                run.vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
+        }
         OpenLoad run = new OpenLoad(o);
         try {
             return run.run();

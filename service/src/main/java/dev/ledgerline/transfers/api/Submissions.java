@@ -3,12 +3,15 @@ package dev.ledgerline.transfers.api;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
-import dev.ledgerline.transfers.service.TransferService.Submission;
+import dev.ledgerline.transfers.idempotency.SubmittedBody;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.MediaType;
 
-/** Reads a {@code POST /v1/transfers} into its Idempotency-Key and its validated body, or a 400/413/415 problem. */
+/**
+ * Reads a {@code POST /v1/transfers}: its Idempotency-Key (or a 400 problem), and its body as sent with the validating
+ * parse that makes it a request when a decision needs one (a 400/413/415 problem then).
+ */
 @ApplicationScoped
 public class Submissions {
 
@@ -18,9 +21,18 @@ public class Submissions {
         this.parser = parser;
     }
 
-    Submission read(HttpServerRequest http, String idempotencyKey, byte[] body) {
-        IdempotencyKey key = IdempotencyKey.parse(single(http, "Idempotency-Key", idempotencyKey));
-        return new Submission(key, parser.parse(body, charset(http)));
+    IdempotencyKey key(HttpServerRequest http, String idempotencyKey) {
+        return IdempotencyKey.parse(single(http, "Idempotency-Key", idempotencyKey));
+    }
+
+    /**
+     * The body, whose bytes stand for the request only when they are read as UTF-8 (no charset, or {@code utf-8}): under
+     * another charset the same bytes are another text, and the parse answers 415.
+     */
+    SubmittedBody body(HttpServerRequest http, byte[] body) {
+        String charset = charset(http);
+        boolean utf8 = charset == null || charset.strip().replace("\"", "").equalsIgnoreCase("utf-8");
+        return new SubmittedBody(utf8 ? body : null, () -> parser.parse(body, charset));
     }
 
     /** The body's declared charset, or null; the route's @Consumes already matched this Content-Type, so it parses. */

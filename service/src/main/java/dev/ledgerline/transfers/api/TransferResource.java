@@ -61,7 +61,7 @@ public class TransferResource {
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
                                 HttpServerRequest http, byte[] body) {
         Optional<Duration> wait = Prefer.waitFor(prefer, maxWaitSeconds);
-        return transfers.create(caller().principal(), () -> submissions.read(http, idempotencyKey, body), wait)
+        return transfers.create(caller().principal(), () -> submissions.key(http, idempotencyKey), submissions.body(http, body), wait)
                 .map(TransferResponses::created);
     }
 

@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.transfer.Transfer;
 import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
@@ -19,9 +20,10 @@ final class TransferResponses {
     static Response created(TransferService.Created created) {
         Transfer t = created.transfer();
         // relative on purpose (RFC 9110 §10.2.2): an absolute one would echo whatever Host the client sent
+        // a replay answers with the body its idempotency entry kept, as written for the first answer of this shape
         Response.ResponseBuilder response = Response.status(Response.Status.CREATED)
                 .header("Location", "/v1/transfers/" + t.id())
-                .entity(TransferView.of(t))
+                .entity(created.response() != null ? created.response().getBytes(StandardCharsets.UTF_8) : TransferView.of(t))
                 .tag(TransferView.etag(t));
         if (created.replayed()) {
             response.header("Idempotent-Replayed", "true");

@@ -1,11 +1,11 @@
 package dev.ledgerline.transfers.idempotency;
 
 /**
- * What the one Redis round trip of {@link IdempotencyService#accept} found for a key: a value, nothing (then our
- * in-flight marker is set now), or no answer at all (Redis down, slow or behind its breaker), when PostgreSQL
- * decides alone.
+ * What Redis said about a key for {@link IdempotencyService#accept}: a value, nothing (then our in-flight marker is set
+ * now), nothing yet (read without setting anything: the admission's round trip), or no answer at all (Redis down,
+ * slow or behind its breaker), when PostgreSQL decides alone.
  */
-sealed interface CacheRead {
+public sealed interface CacheRead {
 
     /** The key held a value: an entry of ours, or something {@link IdempotencyEntry#decode} does not take. */
     record Hit(String value) implements CacheRead {
@@ -17,6 +17,20 @@ sealed interface CacheRead {
 
     /** Redis did not answer: the key may hold anything, and nothing was set. */
     record Unavailable() implements CacheRead {
+    }
+
+    /** The key held nothing when it was read, and nothing was set: the in-flight marker is still to be placed. */
+    record Absent() implements CacheRead {
+    }
+
+    /** What a read that sets nothing found: a value, or {@link Absent}. */
+    static CacheRead read(String value) {
+        return value == null ? new Absent() : new Hit(value);
+    }
+
+    /** A read that set nothing: {@code answered} false when Redis did not answer, else its value or {@code null}. */
+    public static CacheRead read(boolean answered, String value) {
+        return answered ? read(value) : new Unavailable();
     }
 
     /** The answer of {@code RedisCommands.getOrSet}: its value, or {@code null} when it set ours. */

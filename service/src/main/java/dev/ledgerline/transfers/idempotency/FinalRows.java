@@ -79,9 +79,9 @@ public class FinalRows {
 
     /** The row is there, or is restored now; fails when the database could not say. */
     private Uni<Void> restoreIfLost(String key, Transfer last) {
-        return transfers.findById(last.id())
+        return transfers.exists(last.id())
                 .onFailure().retry().withBackOff(Duration.ofMillis(50)).atMost(1)
-                .flatMap(row -> row != null ? Uni.createFrom().voidItem()
+                .flatMap(exists -> exists ? Uni.createFrom().voidItem()
                         : transfers.insertRestored(last, key, actor).invoke(inserted -> {
                             if (inserted != null) {
                                 restored.increment();

@@ -54,8 +54,11 @@ public class IdempotencyService {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyService.class);
 
-    /** Whether the transfer was created by this request or is the original answered again. */
-    public record Accepted(Transfer transfer, boolean replayed) {
+    /**
+     * Whether the transfer was created by this request or is the original answered again; {@code response}: the
+     * response body kept for it ({@link ResponseBodies#of}), or {@code null} when it is to be written.
+     */
+    public record Accepted(Transfer transfer, boolean replayed, String response) {
     }
 
     /** The decisions counted: the {@code path} (fast: Redis, db: PostgreSQL) and {@code result} tags of each. */
@@ -89,9 +92,15 @@ public class IdempotencyService {
     private final Map<Decision, Counter> decisions = new EnumMap<>(Decision.class);
     private final HmacSha256 references;
     private final FinalRows finalRows;
+    private final ResponseBodies bodies;
+    /** Final entries decoded before, by their exact text; at most {@link #maxDecoded}. */
+    private final Map<String, IdempotencyEntry> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
+    private final int maxDecoded;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
-                              InstanceId instance, MeterRegistry metrics, FinalRows finalRows) {
+                              InstanceId instance, MeterRegistry metrics, FinalRows finalRows, ResponseBodies bodies) {
+        this.bodies = bodies;
+        this.maxDecoded = config.idempotency().decodedFinalEntries();
         this.transfers = transfers;
         this.cache = cache;
         this.config = config;
@@ -105,52 +114,78 @@ public class IdempotencyService {
 
 
     /** Redis key for a (principal, key) in the default generation: hashed, so client input never shapes the key space. */
-    static String redisKey(String principal, IdempotencyKey key) {
+    public static String redisKey(String principal, IdempotencyKey key) {
         return redisKey(1, principal, key);
     }
 
+    /**
+     * {@code idem:v2:[g<generation>:]{<principal's hash tag>}:<sha256>}: in the slot of the principal's rate-limit
+     * bucket ({@link RedisCommands#principalTag}), so the admission reads the entry in the same script.
+     */
     static String redisKey(int generation, String principal, IdempotencyKey key) {
-        String prefix = generation == 1 ? "idem:v1:" : "idem:v1:g" + generation + ":";
-        return prefix + Sha256.hex(principal.length() + ":" + principal + "|" + key.value());
+        String prefix = generation == 1 ? "idem:v2:" : "idem:v2:g" + generation + ":";
+        return prefix + RedisCommands.principalTag(principal) + ":" + Sha256.hex(principal.length() + ":" + principal + "|" + key.value());
     }
 
-    public Uni<Accepted> accept(String principal, IdempotencyKey key, TransferRequest request) {
-        String fingerprint = Fingerprint.of(request);
-        String redisKey = redisKey(config.idempotency().generation(), principal, key);
-        String marker = IdempotencyEntry.inFlight(markerToken(), fingerprint).encode();
-        // one round trip: the key's entry if it has one, else our in-flight marker is set
+    /** The key's Redis entry name in this deployment's generation. */
+    public String entryKey(String principal, IdempotencyKey key) {
+        return redisKey(config.idempotency().generation(), principal, key);
+    }
+
+    /**
+     * Accepts the POST, given what the admission's round trip read under {@link #entryKey} ({@link CacheRead#read}). A
+     * key with nothing yet is marked in flight first (a second round trip, only for a first use); a final entry that
+     * keeps exactly this body answers without parsing it, from the response it keeps.
+     */
+    public Uni<Accepted> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked) {
+        String redisKey = entryKey(principal, key);
+        if (!(looked instanceof CacheRead.Absent)) {
+            return decide(principal, key, body, redisKey, looked, null);
+        }
+        String marker = IdempotencyEntry.inFlight(markerToken(), body.fingerprint()).encode();
+        // one round trip: the key's entry if one arrived since it was read, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
                 .map(CacheRead::of)
                 .onFailure().recoverWithItem(new CacheRead.Unavailable())
-                .flatMap(read -> {
-                    if (read instanceof CacheRead.Miss) {
-                        count(Decision.DB_FIRST_USE);
-                        return insertOrFind(principal, key, request, fingerprint, redisKey, marker);
-                    }
-                    if (read instanceof CacheRead.Unavailable) {
-                        count(Decision.DB_REDIS_UNAVAILABLE);
-                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
-                    }
-                    IdempotencyEntry entry = IdempotencyEntry.decode(((CacheRead.Hit) read).value());
-                    if (entry == null) {
-                        // not an entry of ours: the database decides, and remember() overwrites it
-                        count(Decision.DB_CACHE_UNREADABLE);
-                        return insertOrFind(principal, key, request, fingerprint, redisKey, null);
-                    }
-                    if (!entry.completed()) {
-                        return inFlightElsewhere(principal, key, request, fingerprint, redisKey);
-                    }
-                    if (!Fingerprint.sameRequest(entry.fingerprint(), fingerprint, request)) {
-                        count(Decision.FAST_MISMATCH);
-                        throw reused();
-                    }
-                    if (entry.kind() == IdempotencyEntry.Kind.FINAL && entry.last().userId().equals(principal)) {
-                        // sent, failed or cancelled: the row can no longer change, so this copy is the current transfer
-                        count(Decision.FAST_REPLAY_FINAL);
-                        return replayFinal(key, entry.last());
-                    }
-                    return replayFromDatabase(principal, key, request, fingerprint, redisKey, entry);
-                });
+                .flatMap(read -> decide(principal, key, body, redisKey, read, marker));
+    }
+
+    private Uni<Accepted> decide(String principal, IdempotencyKey key, SubmittedBody body, String redisKey, CacheRead read,
+                                 String marker) {
+        if (read instanceof CacheRead.Miss) {
+            count(Decision.DB_FIRST_USE);
+            return insertOrFind(principal, key, body, redisKey, marker);
+        }
+        if (read instanceof CacheRead.Unavailable) {
+            count(Decision.DB_REDIS_UNAVAILABLE);
+            return insertOrFind(principal, key, body, redisKey, null);
+        }
+        IdempotencyEntry entry = decoded(((CacheRead.Hit) read).value());
+        if (entry == null) {
+            // not an entry of ours: the database decides, and remember() overwrites it
+            count(Decision.DB_CACHE_UNREADABLE);
+            return insertOrFind(principal, key, body, redisKey, null);
+        }
+        if (!entry.completed()) {
+            return inFlightElsewhere(principal, key, body, redisKey);
+        }
+        boolean ours = entry.kind() == IdempotencyEntry.Kind.FINAL && entry.last().userId().equals(principal);
+        if (ours && entry.keeps(body.bytes(), bodies.stamp())) {
+            // the very bytes a request for this transfer was found to be, under the same rules: the same request
+            count(Decision.FAST_REPLAY_FINAL);
+            return replayFinal(key, entry);
+        }
+        TransferRequest request = body.request();
+        if (!Fingerprint.sameRequest(entry.fingerprint(), body.fingerprint(), request)) {
+            count(Decision.FAST_MISMATCH);
+            throw reused();
+        }
+        if (ours) {
+            // sent, failed or cancelled: the row can no longer change, so this copy is the current transfer
+            count(Decision.FAST_REPLAY_FINAL);
+            return replayFinal(key, entry);
+        }
+        return replayFromDatabase(principal, key, body, redisKey, entry);
     }
 
     /**
@@ -158,8 +193,9 @@ public class IdempotencyService {
      * 409. If it has one, the original committed and its completed entry never replaced the marker (Redis
      * failed that write, or the request died after its commit): PostgreSQL answers, and the entry is written now.
      */
-    private Uni<Accepted> inFlightElsewhere(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                            String redisKey) {
+    private Uni<Accepted> inFlightElsewhere(String principal, IdempotencyKey key, SubmittedBody body, String redisKey) {
+        TransferRequest request = body.request();
+        String fingerprint = body.fingerprint();
         return transfers.findByKey(principal, key.value()).flatMap(original -> {
             if (original == null) {
                 count(Decision.FAST_IN_FLIGHT);
@@ -170,33 +206,38 @@ public class IdempotencyService {
                 throw reused();
             }
             count(Decision.DB_REPLAY_AFTER_MARKER);
-            return remember(redisKey, original).replaceWith(new Accepted(original, true));
+            return remember(redisKey, original, body).replaceWith(new Accepted(original, true, null));
         });
     }
 
     /** A final entry answers the replay: it is what the provider did; {@link FinalRows} sees that its row exists. */
-    private Uni<Accepted> replayFinal(IdempotencyKey key, Transfer last) {
-        return finalRows.check(key, last).replaceWith(new Accepted(last, true));
+    private Uni<Accepted> replayFinal(IdempotencyKey key, IdempotencyEntry entry) {
+        // the kept response only if it was written under this build's shape
+        String response = entry.response() != null && bodies.stamp().equals(entry.stamp()) ? entry.response() : null;
+        return finalRows.check(key, entry.last()).replaceWith(new Accepted(entry.last(), true, response));
     }
 
     /** A completed entry whose transfer was still moving when it was written: the row has the current state. */
-    private Uni<Accepted> replayFromDatabase(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                             String redisKey, IdempotencyEntry entry) {
+    private Uni<Accepted> replayFromDatabase(String principal, IdempotencyKey key, SubmittedBody body, String redisKey,
+                                             IdempotencyEntry entry) {
         return transfers.findById(entry.transferId()).flatMap(original -> {
             if (original == null) {
                 // the entry records an intent the database no longer has a row for (it lost the commit)
-                return recreate(principal, key, request, fingerprint, redisKey, entry);
+                return recreate(principal, key, body, redisKey, entry);
             }
             if (!original.userId().equals(principal)) {
                 // not this principal's row: an entry that cannot be ours, so the database decides
                 count(Decision.DB_CACHE_UNREADABLE);
-                return insertOrFind(principal, key, request, fingerprint, redisKey, null);
+                return insertOrFind(principal, key, body, redisKey, null);
             }
             count(Decision.FAST_REPLAY);
+            // the entry keeps the body only if it is the row's request, not only the entry's
+            boolean sameAsRow = Fingerprint.sameRequest(original.requestFingerprint(), body.fingerprint(), body.request());
             Uni<Void> keepFinal = original.status().isTerminal()
-                    ? cache.replace(redisKey, IdempotencyEntry.finalState(original).encode()).onFailure().recoverWithNull()
+                    ? cache.replace(redisKey, (sameAsRow ? finalEntry(original, body) : IdempotencyEntry.finalState(original)).encode())
+                            .onFailure().recoverWithNull()
                     : Uni.createFrom().voidItem();
-            return keepFinal.replaceWith(new Accepted(original, true));
+            return keepFinal.replaceWith(new Accepted(original, true, null));
         });
     }
 
@@ -207,8 +248,10 @@ public class IdempotencyService {
      * {@code reconciling}: the provider is asked before anything is sent, no earlier than one full send window from
      * now, so a send still in flight is seen too. The client gets a replay, as for any accepted intent.
      */
-    private Uni<Accepted> recreate(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                   String redisKey, IdempotencyEntry entry) {
+    private Uni<Accepted> recreate(String principal, IdempotencyKey key, SubmittedBody body, String redisKey,
+                                   IdempotencyEntry entry) {
+        TransferRequest request = body.request();
+        String fingerprint = body.fingerprint();
         NewTransfer lost = newTransfer(entry.transferId(), principal, key, request, fingerprint);
         // the first send cannot have left before the transfer was created; an entry that does not say when is at most
         // the retention old
@@ -233,7 +276,7 @@ public class IdempotencyService {
                         count(Decision.DB_MISMATCH);
                         throw reused();
                     }
-                    return remember(redisKey, row).replaceWith(new Accepted(row, true));
+                    return remember(redisKey, row, body).replaceWith(new Accepted(row, true, null));
                 });
     }
 
@@ -241,15 +284,17 @@ public class IdempotencyService {
      * The database path: insert, or find the original and compare fingerprints. A request scheduled for an instant
      * that has passed creates nothing: it is the retry of an accepted one (a replay, or 422), or it is not valid.
      */
-    private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, TransferRequest request, String fingerprint,
-                                       String redisKey, String ourMarker) {
+    private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, SubmittedBody body, String redisKey,
+                                       String ourMarker) {
+        TransferRequest request = body.request();
+        String fingerprint = body.fingerprint();
         NewTransfer candidate = newTransfer(UUID.randomUUID(), principal, key, request, fingerprint);
         boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
         Uni<Transfer> created = late ? Uni.createFrom().nullItem()
                 : transfers.insert(candidate, config.pipeline().pendingGrace(), actor);
         return created
                 .flatMap(inserted -> inserted != null
-                        ? Uni.createFrom().item(new Accepted(inserted, false))
+                        ? Uni.createFrom().item(new Accepted(inserted, false, null))
                         : transfers.findByKey(principal, key.value()).<Accepted>flatMap(original -> {
                             if (original == null && late) {
                                 Uni<Void> release = ourMarker == null ? Uni.createFrom().voidItem()
@@ -259,9 +304,11 @@ public class IdempotencyService {
                             if (original == null) {
                                 throw new IllegalStateException("conflict on (user_id, idempotency_key) without a row");
                             }
-                            return Uni.createFrom().item(new Accepted(original, true));
+                            return Uni.createFrom().item(new Accepted(original, true, null));
                         }))
-                .call(accepted -> remember(redisKey, accepted.transfer()))
+                // the entry keeps the body only when it was found to be the request (a 422's body is not)
+                .call(accepted -> remember(redisKey, accepted.transfer(), !accepted.replayed()
+                        || Fingerprint.sameRequest(accepted.transfer().requestFingerprint(), fingerprint, request) ? body : null))
                 .map(accepted -> {
                     if (accepted.replayed() && !Fingerprint.sameRequest(accepted.transfer().requestFingerprint(), fingerprint, request)) {
                         count(Decision.DB_MISMATCH);
@@ -279,12 +326,43 @@ public class IdempotencyService {
     }
 
     /** The completed entry replaces our marker; if Redis is gone the database still remembers. */
-    private Uni<Void> remember(String redisKey, Transfer transfer) {
-        String entry = IdempotencyEntry.of(transfer).encode();
+    private Uni<Void> remember(String redisKey, Transfer transfer, SubmittedBody sameRequest) {
+        String entry = (transfer.status().isTerminal() && sameRequest != null ? finalEntry(transfer, sameRequest)
+                : IdempotencyEntry.of(transfer)).encode();
         return cache.set(redisKey, entry, config.idempotency().retention().toMillis())
                 .onFailure().invoke(e -> LOG.debugf("transferId=%s step=idempotency could not cache the completed key: %s",
                         transfer.id(), e.toString()))
                 .onFailure().recoverWithNull();
+    }
+
+    /**
+     * The final entry of {@code transfer}, keeping {@code sameRequest}'s bytes (a body found to be the transfer's
+     * request) and the response a replay answers; a plain final entry when the bytes cannot stand for the request.
+     */
+    private IdempotencyEntry finalEntry(Transfer transfer, SubmittedBody sameRequest) {
+        String text = sameRequest.text();
+        return text == null ? IdempotencyEntry.finalState(transfer)
+                : IdempotencyEntry.finalState(transfer, bodies.stamp(), text, bodies.of(transfer));
+    }
+
+    /**
+     * {@link IdempotencyEntry#decode}, with final entries remembered by their text: a final entry never changes and a
+     * text decodes to one entry only, so a remembered one is what decoding again would give. Past the bound the
+     * remembered ones are dropped at once (a replayed key is decoded again on its next replay).
+     */
+    private IdempotencyEntry decoded(String value) {
+        IdempotencyEntry known = finalEntries.get(value);
+        if (known != null) {
+            return known;
+        }
+        IdempotencyEntry entry = IdempotencyEntry.decode(value);
+        if (entry != null && entry.kind() == IdempotencyEntry.Kind.FINAL && maxDecoded > 0) {
+            if (finalEntries.size() >= maxDecoded) {
+                finalEntries.clear();
+            }
+            finalEntries.put(value, entry);
+        }
+        return entry;
     }
 
     /** Names our in-flight marker, so only this request's cleanup deletes it. */

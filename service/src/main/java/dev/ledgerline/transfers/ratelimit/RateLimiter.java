@@ -2,7 +2,6 @@ package dev.ledgerline.transfers.ratelimit;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
-import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
@@ -53,7 +52,10 @@ public class RateLimiter {
     /**
      * Token bucket. KEYS[1] the bucket; ARGV rate (tokens/s), burst. State: tokens left and the time
      * (µs, Redis's clock) they were counted. Answers {1, 0} when a token was taken, or {0, µs until one
-     * is available}. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts.
+     * is available}. With a KEYS[2] (in the bucket's slot: both carry the principal's hash tag), a taken token also
+     * answers that key's value, {1, 0, value} (nil when it has none), so a request is admitted and finds its
+     * idempotency entry in one round trip; a refused one reads nothing. EVAL, not EVALSHA: a restarted Redis forgets
+     * loaded scripts.
      */
     static final String TAKE = """
             redis.replicate_commands()
@@ -82,6 +84,9 @@ public class RateLimiter {
             end
             redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
             redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+            if allowed == 1 and KEYS[2] then
+              return {allowed, wait, redis.call('GET', KEYS[2])}
+            end
             return {allowed, wait}""";
 
     private final RedisCommands redis;
@@ -140,9 +145,57 @@ public class RateLimiter {
                 });
     }
 
-    /** Redis key of a principal's bucket: hashed, so client input never shapes the key space. */
-    static String redisKey(String principal, Kind kind) {
-        return "rl:v1:" + kind.tag + ":" + Sha256.hex(principal.length() + ":" + principal);
+    /**
+     * What {@link #admitAndRead} found: whether Redis answered, and if it did, the value of the key it read
+     * ({@code null} when the key holds none).
+     */
+    public record Admitted(boolean answered, String value) {
+    }
+
+    /**
+     * {@link #admit}, and in the same round trip the value of {@code key}, a key in the principal's slot (it carries
+     * {@link RedisCommands#principalTag}). When Redis cannot answer, this instance's bucket decides and the value is
+     * unknown ({@code answered} false); a 429 reads nothing. With the limiter disabled, the key is read alone.
+     */
+    public Uni<Admitted> admitAndRead(String principal, Kind kind, String key) {
+        if (!enabled) {
+            return redis.execute("GET", key)
+                    .map(r -> new Admitted(true, r == null ? null : r.toString()))
+                    .onFailure().recoverWithItem(new Admitted(false, null));
+        }
+        double rate = kind == Kind.WRITE ? writeRate : readRate;
+        int burst = kind == Kind.WRITE ? writeBurst : readBurst;
+        return redis.execute("EVAL", TAKE, "2", redisKey(principal, kind), key, Double.toString(rate), Integer.toString(burst))
+                .map(r -> {
+                    long wait = waitMicros(r);
+                    count(kind, Store.REDIS, wait);
+                    Response value = r.size() > 2 ? r.get(2) : null;
+                    return new Taken(wait, new Admitted(true, value == null ? null : value.toString()));
+                })
+                .onFailure().recoverWithItem(e -> {
+                    LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
+                    long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
+                    count(kind, Store.LOCAL, wait);
+                    return new Taken(wait, new Admitted(false, null));
+                })
+                .map(taken -> {
+                    if (taken.waitMicros() > 0) {
+                        throw limited(taken.waitMicros());
+                    }
+                    return taken.admitted();
+                });
+    }
+
+    /** A bucket's answer: µs until a token (0: one was taken), and what was read with it. */
+    private record Taken(long waitMicros, Admitted admitted) {
+    }
+
+    /**
+     * Redis key of a principal's bucket: {@code rl:v1:<kind>:} and the principal's hash tag (hashed, so client input
+     * never shapes the key space), so the bucket shares a slot with the principal's idempotency entries.
+     */
+    public static String redisKey(String principal, Kind kind) {
+        return "rl:v1:" + kind.tag + ":" + RedisCommands.principalTag(principal);
     }
 
     private static long waitMicros(Response r) {

@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.redis;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
+import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -53,6 +54,15 @@ public class RedisCommands {
             end
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             return false""";
+
+    /**
+     * The hash tag of a principal's keys, {@code {<32 hex digits>}}: every key that one operation touches together (the
+     * principal's rate-limit bucket and one of its idempotency entries) carries it, so on Redis Cluster they live in
+     * one slot and a two-key script never meets {@code CROSSSLOT}. Hashed, so client input never shapes the key space.
+     */
+    public static String principalTag(String principal) {
+        return "{" + Sha256.hex(principal.length() + ":" + principal).substring(0, 32) + "}";
+    }
 
     private final ReactiveRedisDataSource redis;
     private final Vertx vertx;

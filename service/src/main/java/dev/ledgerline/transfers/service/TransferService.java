@@ -1,8 +1,10 @@
 package dev.ledgerline.transfers.service;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.idempotency.CacheRead;
 import dev.ledgerline.transfers.idempotency.IdempotencyKey;
 import dev.ledgerline.transfers.idempotency.IdempotencyService;
+import dev.ledgerline.transfers.idempotency.SubmittedBody;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.pipeline.Backlog;
 import dev.ledgerline.transfers.pipeline.Dispatcher;
@@ -48,12 +50,11 @@ public class TransferService {
     public record Caller(String principal, boolean readsAll) {
     }
 
-    /** A parsed POST: its Idempotency-Key and its body. */
-    public record Submission(IdempotencyKey key, TransferRequest request) {
-    }
-
-    /** The answer to a POST: the transfer as last read, whether it was replayed, and how long it was held (or null). */
-    public record Created(Transfer transfer, boolean replayed, Duration waited) {
+    /**
+     * The answer to a POST: the transfer as last read, whether it was replayed, how long it was held (or null), and
+     * the response body kept for it by its idempotency entry (or null: written from the transfer).
+     */
+    public record Created(Transfer transfer, boolean replayed, Duration waited, String response) {
     }
 
     /** One page of the listing; {@code continueAfter} is the last row when more follow, else null. */
@@ -95,10 +96,13 @@ public class TransferService {
 
     /**
      * Admits, accepts and dispatches one POST. The overload bound comes first, before anything that costs a
-     * round trip, then the rate limit, and only then is the request parsed ({@code submission}): a flood of
-     * invalid requests costs its sender tokens too. With {@code wait}, the answer waits for a final status.
+     * round trip, then the rate limit, and only then is the body parsed ({@link SubmittedBody#request}, and only when a
+     * decision needs it): a flood of invalid requests costs its sender tokens too. The rate limit and the key's
+     * idempotency entry are one round trip to Redis ({@link RateLimiter#admitAndRead}). An Idempotency-Key header that
+     * is not a valid key still costs a token before its 400. With {@code wait}, the answer waits for a final status.
      */
-    public Uni<Created> create(String principal, Supplier<Submission> submission, Optional<Duration> wait) {
+    public Uni<Created> create(String principal, Supplier<IdempotencyKey> idempotencyKey, SubmittedBody body,
+                               Optional<Duration> wait) {
         if (backlog.overloaded()) {
             count(Outcome.OVERLOADED);
             String retryAfter = Integer.toString(config.overload().retryAfterSeconds());
@@ -106,22 +110,26 @@ public class TransferService {
                     "The service is behind on transfers it already accepted and takes no new ones for now; retry after "
                             + retryAfter + " s with the same Idempotency-Key.", null, Map.of("Retry-After", retryAfter));
         }
-        return limiter.admit(principal, RateLimiter.Kind.WRITE)
-                .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
-                .chain(() -> accept(principal, parsed(submission), wait));
-    }
-
-    private Submission parsed(Supplier<Submission> submission) {
+        IdempotencyKey key;
         try {
-            return submission.get();
-        } catch (ProblemException e) {
-            count(Outcome.REJECTED);
-            throw e;
+            key = idempotencyKey.get();
+        } catch (ProblemException invalidKey) {
+            return limiter.admit(principal, RateLimiter.Kind.WRITE)
+                    .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
+                    .chain(() -> {
+                        count(Outcome.REJECTED);
+                        return Uni.createFrom().failure(invalidKey);
+                    });
         }
+        return limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, idempotency.entryKey(principal, key))
+                .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
+                .chain(admitted -> accept(principal, key, body, CacheRead.read(admitted.answered(), admitted.value()), wait));
     }
 
-    private Uni<Created> accept(String principal, Submission submission, Optional<Duration> wait) {
-        return idempotency.accept(principal, submission.key(), submission.request())
+    private Uni<Created> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked,
+                                Optional<Duration> wait) {
+        // deferred: a body that does not parse fails inside the chain, so it is counted as rejected below
+        return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, body, looked))
                 .invoke(accepted -> {
                     if (!accepted.replayed()) {
                         Transfer created = accepted.transfer();
@@ -143,8 +151,8 @@ public class TransferService {
                     Transfer t = accepted.transfer();
                     // beyond the principal's share of held polls the transfer exists already: answer without waiting
                     return wait.flatMap(w -> polls.hold(principal, t, x -> x.status().isTerminal(), w)
-                                    .map(held -> held.map(latest -> new Created(latest, accepted.replayed(), w))))
-                            .orElseGet(() -> Uni.createFrom().item(new Created(t, accepted.replayed(), null)));
+                                    .map(held -> held.map(latest -> new Created(latest, accepted.replayed(), w, null))))
+                            .orElseGet(() -> Uni.createFrom().item(new Created(t, accepted.replayed(), null, accepted.response())));
                 });
     }
 

@@ -147,6 +147,11 @@ public class TransferRepository {
         return run(TransferSql.FIND_BY_ID, Tuple.of(id)).map(TransferRepository::firstTransfer);
     }
 
+    /** Whether a row with this id exists. */
+    public Uni<Boolean> exists(UUID id) {
+        return run(TransferSql.EXISTS_BY_ID, Tuple.of(id)).map(rows -> rows.size() > 0);
+    }
+
     /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */
     public Uni<Claim> claim(Seen seen, String worker, Duration lease, String reason) {
         UUID id = seen.id();

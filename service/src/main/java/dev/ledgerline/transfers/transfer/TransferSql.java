@@ -189,6 +189,9 @@ final class TransferSql {
 
     static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
 
+    /** Whether the row exists: a primary-key probe that reads and sends back no column. */
+    static final String EXISTS_BY_ID = "SELECT 1 FROM transfers WHERE id = $1";
+
     /**
      * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
      * same pending or reconciling status at the same version — and taking it bumps the version (the

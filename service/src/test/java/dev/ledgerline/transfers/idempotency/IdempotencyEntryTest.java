@@ -4,14 +4,17 @@ import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The Redis entry formats: what goes in comes out, and anything else is "not ours" (the database decides). */
 class IdempotencyEntryTest {
@@ -29,6 +32,36 @@ class IdempotencyEntryTest {
             assertEquals(IdempotencyEntry.Kind.FINAL, decoded.kind());
             assertEquals(t, decoded.last());
             assertEquals(FP, decoded.fingerprint());
+        }
+    }
+
+    @Test
+    void aFinalEntryWithItsBodyAndResponseKeepsThemAndTheTransferExactly() {
+        Transfer t = transfer(TransferStatus.SENT, "a | b 1:2 \"c\"", null, OffsetDateTime.now(ZoneOffset.UTC));
+        String body = "{\"amount\": 1250, \"description\": \"a | b 1:2 \\\"c\\\"\", \"name\": \"Zoë\"}";
+        String response = "{\"id\":\"" + t.id() + "\",\"status\":\"sent\",\"description\":\"a | b 1:2\"}";
+        IdempotencyEntry decoded = IdempotencyEntry.decode(IdempotencyEntry.finalState(t, "stamp1", body, response).encode());
+        assertEquals(IdempotencyEntry.Kind.FINAL, decoded.kind());
+        assertEquals(t, decoded.last());
+        assertEquals(FP, decoded.fingerprint());
+        assertEquals(response, decoded.response());
+        assertTrue(decoded.keeps(body.getBytes(StandardCharsets.UTF_8), "stamp1"), "the very bytes under the same stamp");
+        assertFalse(decoded.keeps(body.getBytes(StandardCharsets.UTF_8), "stamp2"), "not under another stamp");
+        assertFalse(decoded.keeps((body + " ").getBytes(StandardCharsets.UTF_8), "stamp1"), "not one byte more");
+        assertFalse(decoded.keeps(body.replace("ë", "e\u0308").getBytes(StandardCharsets.UTF_8), "stamp1"),
+                "not an equal text in other bytes: the canonical path decides those");
+        assertFalse(decoded.keeps(null, "stamp1"), "not bytes that cannot stand for the request");
+        assertFalse(IdempotencyEntry.decode(IdempotencyEntry.finalState(t).encode()).keeps(body.getBytes(StandardCharsets.UTF_8), "stamp1"),
+                "an entry without a body keeps none");
+    }
+
+    @Test
+    void aGarbledEntryWithBodyAndResponseIsNotOurs() {
+        Transfer t = transfer(TransferStatus.SENT, null, null, OffsetDateTime.now(ZoneOffset.UTC));
+        String good = IdempotencyEntry.finalState(t, "s", "{}", "{\"id\":1}").encode();
+        for (String garbage : new String[] {good.replace("|1:s", "|9:s"), good.replace("|1:s", "|-1:s"), good.replace("|1:s", "|x:s"),
+                good.substring(0, good.indexOf("{\"id\":\"")), good.replace("\"sent\"", "\"processing\"")}) {
+            assertNull(IdempotencyEntry.decode(garbage), garbage);
         }
     }
 

@@ -16,6 +16,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,6 +105,64 @@ class IdempotencyFastPathTest {
         Api.post(token, key, body(113)).then().statusCode(422);
         assertEquals(after, Statements.postPath(), "a different body under the key is refused without any statement");
         assertEquals(rowVersion, xmin(id), "and no replay touched the row");
+    }
+
+    /**
+     * A replay of a final transfer is one Redis round trip (the rate limit and the entry in one script) and answers the
+     * response its entry keeps, byte for byte what GET writes. Bodies that are not the kept bytes still go through
+     * the canonical comparison: equal in meaning replays, different is 422, and the same bytes under a charset the
+     * service does not read are 415, as before any entry kept a body.
+     */
+    @Test
+    void aReplayOfAFinishedTransferIsOneRedisRoundTripAnsweringTheKeptResponse() {
+        String token = writer("fast");
+        String key = newKey();
+        String body = body(116);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true"); // keeps the final state
+        String entry = redis.get(IdempotencyService.redisKey("fast", IdempotencyKey.parse(key))).await().atMost(WAIT);
+        assertTrue(entry.startsWith("S|"), "the final entry keeps the body and the response: " + entry);
+        String get = Api.get(token, id).then().statusCode(200).extract().asString();
+
+        int replays = 40;
+        double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
+        for (int i = 0; i < replays; i++) {
+            String answer = Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true")
+                    .header("Location", "/v1/transfers/" + id).extract().asString();
+            assertEquals(get, answer, "byte for byte what GET /v1/transfers/{id} answers");
+        }
+        commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"") - commands;
+        // two round trips each would be 80; the sweeps of this instance send a few of their own meanwhile
+        assertTrue(commands >= replays && commands < replays + 20, "one Redis command per replay: " + commands + " for " + replays);
+
+        String reordered = "{\"description\": \"Rent November\", \"destination\": {\"name\": \"Ada Lovelace\", \"iban\": \"" + Api.IBAN
+                + "\"}, \"currency\": \"EUR\", \"amount\": 116}";
+        Api.post(token, key, reordered).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        Api.post(token, key, body(117)).then().statusCode(422).body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
+        Api.as(token).contentType("application/json; charset=ISO-8859-1").header("Idempotency-Key", key).body(body.getBytes(StandardCharsets.UTF_8))
+                .post("/v1/transfers").then().statusCode(415);
+        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+    }
+
+    /** A kept response and body written under another stamp (another release, other rules) are used for nothing. */
+    @Test
+    void aKeptBodyAndResponseOfAnotherStampAreNotUsed() {
+        String token = writer("fast");
+        String key = newKey();
+        String body = body(118);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        Api.post(token, key, body).then().statusCode(201);
+        String redisKey = IdempotencyService.redisKey("fast", IdempotencyKey.parse(key));
+        IdempotencyEntry kept = IdempotencyEntry.decode(redis.get(redisKey).await().atMost(WAIT));
+        String planted = IdempotencyEntry.finalState(kept.last(), "another-stamp", body, "{\"planted\":true}").encode();
+        redis.replace(redisKey, planted).await().atMost(WAIT);
+
+        String get = Api.get(token, id).then().statusCode(200).extract().asString();
+        String answer = Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").extract().asString();
+        assertEquals(get, answer, "written from the transfer, not the response kept under another stamp");
+        Api.post(token, key, body(119)).then().statusCode(422);
     }
 
     @Test

@@ -231,6 +231,23 @@ class KubernetesManifestsIT {
                 "the service's pods must not hold the owner's credentials");
         assertTrue(migrate.path("ports").isMissingNode() && migrate.path("readinessProbe").isMissingNode(),
                 "the Job serves nothing: " + migrate);
+        // README "Deploying" applies the Job alone, then the rest, by this label: every resource carries one or the other
+        String label = "app.kubernetes.io/name";
+        assertEquals(Manifests.MIGRATION_JOB, job.path("metadata").path("labels").path(label).asText());
+        for (JsonNode resource : manifests.resources) {
+            if (resource != job) {
+                assertEquals(NAME, resource.path("metadata").path("labels").path(label).asText(),
+                        resource.path("kind").asText() + " is not applied with the service");
+            }
+        }
+        // the CAs of the managed servers, mounted read-only where the TLS settings name them, in the Job too
+        for (JsonNode container : List.of(container(), migrate)) {
+            boolean mounted = false;
+            for (JsonNode mount : container.path("volumeMounts")) {
+                mounted |= "/etc/ledgerline/ca".equals(mount.path("mountPath").asText()) && mount.path("readOnly").asBoolean();
+            }
+            assertTrue(mounted, container.path("name").asText() + " has no read-only /etc/ledgerline/ca");
+        }
     }
 
     /** Only where a cluster is configured: {@code kubectl apply --dry-run=client} needs an API server to map kinds. */

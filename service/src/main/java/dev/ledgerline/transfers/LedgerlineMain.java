@@ -20,6 +20,7 @@ public final class LedgerlineMain {
     static final String REACTIVE_URL = "quarkus.datasource.reactive.url";
     static final String JDBC_URL = "quarkus.datasource.jdbc.url";
     static final String REDIS_HOSTS = "quarkus.redis.hosts";
+    static final String INIT_AND_EXIT = "quarkus.init-and-exit";
     static final String SSL_MODE = "quarkus.datasource.reactive.postgresql.ssl-mode";
     static final String TRUSTED_CA = "quarkus.datasource.reactive.trust-certificate-pem.certs";
 
@@ -45,7 +46,9 @@ public final class LedgerlineMain {
         if (!configured("quarkus.datasource.username")) {
             return "QUARKUS_DATASOURCE_USERNAME";
         }
-        if (!configured(REDIS_HOSTS)) {
+        // the migration Job (QUARKUS_INIT_AND_EXIT) applies the migrations and exits before anything uses Redis, and
+        // does not read the Secret that holds Redis's address and password
+        if (!configured(REDIS_HOSTS) && !"true".equalsIgnoreCase(value(INIT_AND_EXIT))) {
             return "QUARKUS_REDIS_HOSTS";
         }
         return null;

@@ -73,7 +73,9 @@ class MigrationJobIT {
 
         // the Job: the ConfigMap's settings, its own Secret's credentials, and the literal settings of its container
         Map<String, String> job = PackagedService.env(stack, PackagedJar.freePort(), issuer.publicKey());
-        job.remove("LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET"); // the service's Secret, which the Job does not read
+        // README "Deploying" keeps these in the service's Secret, which the Job does not read
+        job.remove("LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET");
+        job.remove("QUARKUS_REDIS_HOSTS");
         job.putAll(Manifests.literalEnv(Manifests.migrationContainer()));
         job.put("QUARKUS_DATASOURCE_USERNAME", OWNER);
         Path jobLog = Files.createTempFile("migration-job", ".log");

@@ -23,8 +23,9 @@
 --
 -- A deployment:
 --   1. run this file (it creates the roles; the grants below wait for their tables);
---   2. apply the release's migrations as ledgerline_owner: its Flyway over db/migration, e.g. the packaged service
---      once with QUARKUS_DATASOURCE_USERNAME/PASSWORD of ledgerline_owner, stopped when it is ready;
+--   2. apply the release's migrations as ledgerline_owner: the manifests' Job ledgerline-transfers-migrate (the
+--      release's image with QUARKUS_INIT_AND_EXIT=true, credentials from the Secret ledgerline-migrations), or the
+--      packaged jar run the same way (QUARKUS_DATASOURCE_USERNAME/PASSWORD of ledgerline_owner);
 --   3. run this file again: it grants on the tables the migrations created, and fails naming any table it does not
 --      know (a release that adds a table adds its grant here);
 --   4. start the service as ledgerline_service.

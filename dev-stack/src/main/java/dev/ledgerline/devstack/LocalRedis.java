@@ -22,12 +22,18 @@ public final class LocalRedis implements AutoCloseable {
     private final int port;
     private final Path workDir;
     private final List<String> extraArgs;
+    private final boolean tls;
     private Process process;
 
     private LocalRedis(int port, Path workDir, List<String> extraArgs) {
+        this(port, workDir, extraArgs, false);
+    }
+
+    private LocalRedis(int port, Path workDir, List<String> extraArgs, boolean tls) {
         this.port = port;
         this.workDir = workDir;
         this.extraArgs = extraArgs;
+        this.tls = tls;
     }
 
     /** Starts a Redis on a free loopback port and waits until it accepts connections. */
@@ -37,6 +43,20 @@ public final class LocalRedis implements AutoCloseable {
 
     public static LocalRedis start(int port) throws IOException {
         LocalRedis redis = new LocalRedis(port, Files.createTempDirectory("ledgerline-redis-"), List.of());
+        redis.launch();
+        return redis;
+    }
+
+    /**
+     * Starts a Redis that speaks only TLS on a free loopback port ({@link #uri()} is {@code rediss://}), presenting
+     * {@code certificate} and its {@code key}; it asks clients for no certificate. The binary links the system's
+     * OpenSSL 3 ({@code libssl.so.3}).
+     */
+    public static LocalRedis startTls(Path certificate, Path key) throws IOException {
+        int port = FreePorts.find();
+        LocalRedis redis = new LocalRedis(port, Files.createTempDirectory("ledgerline-redis-tls-"),
+                List.of("--tls-port", Integer.toString(port), "--tls-cert-file", certificate.toString(),
+                        "--tls-key-file", key.toString(), "--tls-auth-clients", "no"), true);
         redis.launch();
         return redis;
     }
@@ -88,7 +108,8 @@ public final class LocalRedis implements AutoCloseable {
 
     private void launch() throws IOException {
         List<String> command = new ArrayList<>(List.of(binary().toString(),
-                "--port", Integer.toString(port),
+                // a TLS server listens on its tls-port only
+                "--port", tls ? "0" : Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--save", "",
                 "--appendonly", "no",
@@ -108,7 +129,7 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     public String uri() {
-        return "redis://127.0.0.1:" + port;
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port;
     }
 
     public long pid() {

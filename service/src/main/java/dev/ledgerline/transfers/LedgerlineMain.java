@@ -4,6 +4,10 @@ import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
 /**
  * Entry point. A packaged (prod) run never starts embedded servers: when an address is missing it
  * stops with one sentence naming the variable to set. Dev mode gets its local PostgreSQL and Redis through
@@ -16,6 +20,9 @@ public final class LedgerlineMain {
     static final String REACTIVE_URL = "quarkus.datasource.reactive.url";
     static final String JDBC_URL = "quarkus.datasource.jdbc.url";
     static final String REDIS_HOSTS = "quarkus.redis.hosts";
+    static final String INIT_AND_EXIT = "quarkus.init-and-exit";
+    static final String SSL_MODE = "quarkus.datasource.reactive.postgresql.ssl-mode";
+    static final String TRUSTED_CA = "quarkus.datasource.reactive.trust-certificate-pem.certs";
 
 
     public static void main(String... args) {
@@ -39,19 +46,38 @@ public final class LedgerlineMain {
         if (!configured("quarkus.datasource.username")) {
             return "QUARKUS_DATASOURCE_USERNAME";
         }
-        if (!configured(REDIS_HOSTS)) {
+        // the migration Job (QUARKUS_INIT_AND_EXIT) applies the migrations and exits before anything uses Redis, and
+        // does not read the Secret that holds Redis's address and password
+        if (!configured(REDIS_HOSTS) && !"true".equalsIgnoreCase(value(INIT_AND_EXIT))) {
             return "QUARKUS_REDIS_HOSTS";
         }
         return null;
     }
 
-    /** Flyway needs a JDBC URL; when only the reactive one is given, the JDBC one follows from it. */
-    private static void deriveJdbcUrl() {
+    /**
+     * Flyway needs a JDBC URL; when only the reactive one is given, the JDBC one follows from it, TLS included: the
+     * reactive pool's {@code ssl-mode} and the CA it trusts ({@code trust-certificate-pem.certs}, the first file) become
+     * the driver's {@code sslmode} and {@code sslrootcert}, so one CA named once verifies both connections
+     * (README "Deploying").
+     */
+    static void deriveJdbcUrl() {
         if (!configured(JDBC_URL) && configured(REACTIVE_URL)) {
-            String reactive = value(REACTIVE_URL);
-            String jdbc = "jdbc:" + reactive.replaceFirst("^postgres(ql)?://", "postgresql://");
-            System.setProperty(JDBC_URL, jdbc);
+            System.setProperty(JDBC_URL, jdbcUrl(value(REACTIVE_URL), value(SSL_MODE), value(TRUSTED_CA)));
         }
+    }
+
+    static String jdbcUrl(String reactive, String sslMode, String trustedCas) {
+        StringBuilder jdbc = new StringBuilder("jdbc:").append(reactive.replaceFirst("^postgres(ql)?://", "postgresql://"));
+        boolean query = reactive.contains("?");
+        if (sslMode != null && !sslMode.isBlank() && !reactive.contains("sslmode=")) {
+            jdbc.append(query ? '&' : '?').append("sslmode=").append(sslMode.strip().toLowerCase(Locale.ROOT));
+            query = true;
+        }
+        if (trustedCas != null && !trustedCas.isBlank() && !reactive.contains("sslrootcert=")) {
+            String ca = trustedCas.split(",")[0].strip();
+            jdbc.append(query ? '&' : '?').append("sslrootcert=").append(URLEncoder.encode(ca, StandardCharsets.UTF_8));
+        }
+        return jdbc.toString();
     }
 
     private static boolean configured(String property) {

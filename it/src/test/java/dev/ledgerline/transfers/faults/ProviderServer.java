@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * {@link SandboxLedger} — the class the dev/test sandbox uses — because the packaged prod jar must not
  * contain the sandbox. Routes sit at the root: point {@code QUARKUS_REST_CLIENT_PROVIDER_URL} at {@link #url()}.
  */
-final class ProviderServer implements AutoCloseable {
+public final class ProviderServer implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -28,7 +28,7 @@ final class ProviderServer implements AutoCloseable {
     private ProviderServer() {
     }
 
-    static ProviderServer start() throws Exception {
+    public static ProviderServer start() throws Exception {
         ProviderServer provider = new ProviderServer();
         try {
             provider.server = provider.vertx.createHttpServer()
@@ -42,11 +42,11 @@ final class ProviderServer implements AutoCloseable {
         return provider;
     }
 
-    SandboxLedger ledger() {
+    public SandboxLedger ledger() {
         return ledger;
     }
 
-    String url() {
+    public String url() {
         return "http://127.0.0.1:" + server.actualPort();
     }
 

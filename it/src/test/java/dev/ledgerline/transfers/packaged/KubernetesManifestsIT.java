@@ -1,8 +1,6 @@
 package dev.ledgerline.transfers.packaged;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -11,13 +9,16 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -25,30 +26,24 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The Kubernetes manifests quarkus-kubernetes generated during the build ({@code target/kubernetes/kubernetes.yml},
  * docs/operating.md "The manifests"): probes on Quarkus's own health endpoints and port, the deployment's settings taken only
  * from the named Secret and ConfigMap, nothing of the dev profile, resources, a shutdown bound, a Service and a
- * PodDisruptionBudget that select the pods. An IT because the manifests are written by the package phase.
+ * PodDisruptionBudget that select the pods; a hardened pod (not root, read-only root filesystem with /tmp an
+ * emptyDir, no privilege escalation, no capabilities), spread across nodes, admitted to only from the ingress and
+ * monitoring namespaces, scaled on CPU; the migrations as a Job with credentials of their own; and nothing in
+ * them that changes from one build to the next. An IT because the manifests are written by the package phase.
  */
 class KubernetesManifestsIT {
 
-    private static final Path MANIFESTS = PackagedJar.SERVICE_TARGET.resolve("kubernetes/kubernetes.yml");
-    private static final String NAME = "ledgerline-transfers";
+    private static final Path MANIFESTS = Manifests.FILE;
+    private static final String NAME = Manifests.NAME;
 
+    private static Manifests manifests;
     private static String text;
-    private static List<JsonNode> resources;
     private static Properties appConfig;
 
     @BeforeAll
     static void read() throws IOException {
-        assertTrue(Files.isRegularFile(MANIFESTS), "package the application first: " + MANIFESTS);
-        text = Files.readString(MANIFESTS);
-        ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
-        resources = new ArrayList<>();
-        try (var parser = yaml.getFactory().createParser(text)) {
-            yaml.readValues(parser, JsonNode.class).forEachRemaining(node -> {
-                if (node != null && !node.isEmpty()) {
-                    resources.add(node);
-                }
-            });
-        }
+        manifests = Manifests.read();
+        text = manifests.text;
         appConfig = new Properties();
         try (InputStream in = Files.newInputStream(PackagedJar.SERVICE_TARGET.resolve("classes/application.properties"))) {
             appConfig.load(in);
@@ -71,15 +66,7 @@ class KubernetesManifestsIT {
     @Test
     void everyDeploymentSettingComesFromTheNamedSecretAndConfigMap() {
         JsonNode container = container();
-        List<String> from = new ArrayList<>();
-        container.path("envFrom").forEach(source -> {
-            if (source.has("secretRef")) {
-                from.add("secret:" + source.path("secretRef").path("name").asText());
-            }
-            if (source.has("configMapRef")) {
-                from.add("configmap:" + source.path("configMapRef").path("name").asText());
-            }
-        });
+        List<String> from = Manifests.envFrom(container);
         assertTrue(from.contains("secret:ledgerline-secrets"), "envFrom " + from);
         assertTrue(from.contains("configmap:ledgerline-config"), "envFrom " + from);
         // a literal value in the manifest would pin an address, a credential or a key into the image's deployment
@@ -127,6 +114,142 @@ class KubernetesManifestsIT {
         assertEquals(1, budget.path("spec").path("maxUnavailable").asInt(), "one instance at a time");
     }
 
+    @Test
+    void theServiceAndTheMigrationJobRunHardened() {
+        for (JsonNode workload : List.of(deployment(), manifests.resource("Job", Manifests.MIGRATION_JOB))) {
+            String name = workload.path("metadata").path("name").asText();
+            JsonNode pod = Manifests.podSpec(workload);
+            assertTrue(pod.path("securityContext").path("runAsNonRoot").asBoolean(false), name + ": runAsNonRoot");
+            JsonNode containers = pod.path("containers");
+            assertEquals(1, containers.size(), name + " has one container");
+            JsonNode security = containers.get(0).path("securityContext");
+            assertTrue(security.path("readOnlyRootFilesystem").asBoolean(false), name + ": readOnlyRootFilesystem");
+            assertFalse(security.path("allowPrivilegeEscalation").asBoolean(true), name + ": allowPrivilegeEscalation");
+            assertFalse(security.path("privileged").asBoolean(false), name + ": privileged");
+            assertEquals("[\"ALL\"]", security.path("capabilities").path("drop").toString(), name + ": capabilities dropped");
+            assertTrue(security.path("capabilities").path("add").isMissingNode(), name + ": capabilities added back");
+
+            // the JVM's one writable place (java.io.tmpdir, Vert.x's file cache) is an emptyDir, declared once
+            List<String> tmpVolumes = new ArrayList<>();
+            String tmpVolume = null;
+            for (JsonNode mount : containers.get(0).path("volumeMounts")) {
+                if ("/tmp".equals(mount.path("mountPath").asText())) {
+                    tmpVolume = mount.path("name").asText();
+                    assertFalse(mount.path("readOnly").asBoolean(false), name + ": /tmp is writable");
+                }
+            }
+            assertNotNull(tmpVolume, name + ": nothing mounted on /tmp");
+            for (JsonNode volume : pod.path("volumes")) {
+                if (volume.path("name").asText().equals(tmpVolume)) {
+                    tmpVolumes.add(volume.toString());
+                    assertTrue(volume.has("emptyDir"), name + ": /tmp is an emptyDir, not " + volume);
+                }
+            }
+            assertEquals(1, tmpVolumes.size(), name + ": the volume of /tmp is declared exactly once: " + tmpVolumes);
+        }
+    }
+
+    @Test
+    void theNetworkPolicyAdmitsTheApiFromTheIngressAndManagementFromMonitoringOnly() {
+        JsonNode policy = resource("NetworkPolicy");
+        assertSelects(policy.path("spec").path("podSelector").path("matchLabels"), podLabels(), "NetworkPolicy");
+        assertTrue(policy.path("spec").path("policyTypes").toString().contains("\"Ingress\""), "the policy governs ingress");
+        int api = portNamed(container(), "http");
+        int management = portNamed(container(), "management");
+        Map<Integer, String> admittedFrom = new HashMap<>();
+        for (JsonNode rule : policy.path("spec").path("ingress")) {
+            JsonNode from = rule.path("from");
+            assertEquals(1, from.size(), "each rule names its one source: " + rule);
+            assertTrue(from.get(0).has("namespaceSelector") && !from.get(0).has("ipBlock"), "a namespace, not addresses: " + rule);
+            String namespace = from.get(0).path("namespaceSelector").path("matchLabels").path("kubernetes.io/metadata.name").asText();
+            assertFalse(namespace.isBlank(), "a rule admits every namespace: " + rule);
+            assertTrue(rule.path("ports").size() > 0, "a rule admits every port: " + rule);
+            for (JsonNode port : rule.path("ports")) {
+                assertNull(admittedFrom.put(port.path("port").asInt(), namespace), "one source per port: " + rule);
+            }
+        }
+        assertEquals(Map.of(api, "ingress-nginx", management, "monitoring"), admittedFrom);
+    }
+
+    @Test
+    void thePodsSpreadAcrossNodesAndScaleOnCpu() {
+        JsonNode spread = Manifests.podSpec(deployment()).path("topologySpreadConstraints");
+        assertEquals(1, spread.size(), "topologySpreadConstraints " + spread);
+        assertEquals("kubernetes.io/hostname", spread.get(0).path("topologyKey").asText());
+        assertEquals(1, spread.get(0).path("maxSkew").asInt());
+        assertSelects(spread.get(0).path("labelSelector").path("matchLabels"), podLabels(), "topology spread");
+
+        JsonNode hpa = resource("HorizontalPodAutoscaler");
+        assertEquals("autoscaling/v2", hpa.path("apiVersion").asText());
+        JsonNode target = hpa.path("spec").path("scaleTargetRef");
+        assertEquals("Deployment", target.path("kind").asText());
+        assertEquals(NAME, target.path("name").asText());
+        int min = hpa.path("spec").path("minReplicas").asInt();
+        int max = hpa.path("spec").path("maxReplicas").asInt();
+        // never below what the disruption budget and the Deployment assume
+        assertEquals(deployment().path("spec").path("replicas").asInt(), min, "minReplicas");
+        assertTrue(max > min, "maxReplicas " + max);
+        // about 23 PostgreSQL connections per instance (20 reactive, LISTEN, 2 for Flyway): operating.md asks for
+        // max_connections to cover every instance the autoscaler may start; more than 8 would need a pooler first
+        assertTrue(max * 23 <= 200, "maxReplicas " + max + " needs more than 200 PostgreSQL connections");
+        JsonNode metrics = hpa.path("spec").path("metrics");
+        assertEquals(1, metrics.size(), metrics.toString());
+        assertEquals("cpu", metrics.get(0).path("resource").path("name").asText());
+        assertEquals("Utilization", metrics.get(0).path("resource").path("target").path("type").asText());
+        int utilization = metrics.get(0).path("resource").path("target").path("averageUtilization").asInt();
+        assertTrue(utilization >= 50 && utilization <= 90, "averageUtilization " + utilization + " % of the request");
+    }
+
+    @Test
+    void nothingInTheManifestsChangesFromOneBuildToTheNext() {
+        for (JsonNode resource : manifests.resources) {
+            List<JsonNode> annotated = new ArrayList<>(List.of(resource.path("metadata").path("annotations"),
+                    resource.path("spec").path("template").path("metadata").path("annotations")));
+            for (JsonNode annotations : annotated) {
+                annotations.fieldNames().forEachRemaining(key -> assertTrue(!key.startsWith("app.quarkus.io/")
+                                || key.equals("app.quarkus.io/quarkus-version"),
+                        resource.path("kind").asText() + " carries " + key + ": a build timestamp or VCS address restarts every pod on apply"));
+            }
+        }
+        String buildDirectory = PackagedJar.SERVICE_TARGET.toAbsolutePath().normalize().getParent().getParent().toString();
+        assertFalse(text.contains(buildDirectory), "the manifests name the build machine's path " + buildDirectory);
+        assertFalse(text.contains("build-timestamp") || text.contains("vcs-uri") || text.contains("commit-id"), text);
+    }
+
+    @Test
+    void theMigrationsRunAsAJobWithCredentialsTheServiceNeverSees() {
+        JsonNode job = manifests.resource("Job", Manifests.MIGRATION_JOB);
+        JsonNode migrate = Manifests.container(job, Manifests.MIGRATION_CONTAINER);
+        assertEquals(container().path("image").asText(), migrate.path("image").asText(),
+                "the Job runs the release the Deployment runs (src/main/kubernetes/kubernetes.yml names the image)");
+        assertEquals("Never", Manifests.podSpec(job).path("restartPolicy").asText());
+        Map<String, String> literal = Manifests.literalEnv(migrate);
+        assertEquals("true", literal.get("QUARKUS_INIT_AND_EXIT"), "migrates, then exits: " + literal);
+        assertEquals("true", literal.get("QUARKUS_FLYWAY_MIGRATE_AT_START"), literal.toString());
+        assertEquals(List.of("configmap:ledgerline-config", "secret:ledgerline-migrations"), Manifests.envFrom(migrate));
+        assertFalse(Manifests.envFrom(container()).contains("secret:ledgerline-migrations"),
+                "the service's pods must not hold the owner's credentials");
+        assertTrue(migrate.path("ports").isMissingNode() && migrate.path("readinessProbe").isMissingNode(),
+                "the Job serves nothing: " + migrate);
+        // README "Deploying" applies the Job alone, then the rest, by this label: every resource carries one or the other
+        String label = "app.kubernetes.io/name";
+        assertEquals(Manifests.MIGRATION_JOB, job.path("metadata").path("labels").path(label).asText());
+        for (JsonNode resource : manifests.resources) {
+            if (resource != job) {
+                assertEquals(NAME, resource.path("metadata").path("labels").path(label).asText(),
+                        resource.path("kind").asText() + " is not applied with the service");
+            }
+        }
+        // the CAs of the managed servers, mounted read-only where the TLS settings name them, in the Job too
+        for (JsonNode container : List.of(container(), migrate)) {
+            boolean mounted = false;
+            for (JsonNode mount : container.path("volumeMounts")) {
+                mounted |= "/etc/ledgerline/ca".equals(mount.path("mountPath").asText()) && mount.path("readOnly").asBoolean();
+            }
+            assertTrue(mounted, container.path("name").asText() + " has no read-only /etc/ledgerline/ca");
+        }
+    }
+
     /** Only where a cluster is configured: {@code kubectl apply --dry-run=client} needs an API server to map kinds. */
     @Test
     void kubectlAcceptsTheManifests() throws Exception {
@@ -165,6 +288,10 @@ class KubernetesManifestsIT {
         throw new AssertionError("no container port named " + name);
     }
 
+    private static JsonNode podLabels() {
+        return deployment().path("spec").path("template").path("metadata").path("labels");
+    }
+
     private static void assertSelects(JsonNode selector, JsonNode podLabels, String what) {
         assertTrue(selector.size() > 0, what + " selects nothing");
         selector.fields().forEachRemaining(label -> assertEquals(label.getValue().asText(),
@@ -180,22 +307,10 @@ class KubernetesManifestsIT {
     }
 
     private static JsonNode container() {
-        for (JsonNode container : deployment().path("spec").path("template").path("spec").path("containers")) {
-            if (NAME.equals(container.path("name").asText())) {
-                return container;
-            }
-        }
-        throw new AssertionError("no container " + NAME);
+        return Manifests.container(deployment(), NAME);
     }
 
     private static JsonNode resource(String kind) {
-        JsonNode found = null;
-        for (JsonNode resource : resources) {
-            if (kind.equals(resource.path("kind").asText()) && NAME.equals(resource.path("metadata").path("name").asText())) {
-                found = resource;
-            }
-        }
-        assertNotNull(found, "no " + kind + " named " + NAME + " in " + MANIFESTS);
-        return found;
+        return manifests.resource(kind, NAME);
     }
 }

@@ -33,6 +33,12 @@ final class Unavailable {
                     || message.contains("Failed to read any response from the server")) {
                 return true;
             }
+            // the server's certificate refused (another CA's, or for another host under verify-full): the pool's
+            // connect fails with this message and no cause. PostgreSQL cannot be reached safely, as a restarting one
+            // cannot be reached at all, and readiness says the same
+            if (message.equals("SSL handshake failed")) {
+                return true;
+            }
             if (t.getCause() == t) {
                 break;
             }

@@ -43,6 +43,7 @@ public class TransferChanges {
     private final String url;
     private final Optional<String> user;
     private final Optional<String> password;
+    private final PostgresTls tls;
     private final int maxWaiters;
     private PgSubscriber subscriber;
     /** Shutdown has begun: waits end at once, so no long poll holds the instance up for its full 30 s. */
@@ -52,11 +53,13 @@ public class TransferChanges {
                            @ConfigProperty(name = "quarkus.datasource.reactive.url") String url,
                            @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
                            @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password,
+                           PostgresTls tls,
                            LedgerlineConfig config) {
         this.vertx = vertx;
         this.url = url;
         this.user = user;
         this.password = password;
+        this.tls = tls;
         this.maxWaiters = config.longPoll().maxWaitingRequests();
     }
 
@@ -64,6 +67,8 @@ public class TransferChanges {
         PgConnectOptions options = PgConnectOptions.fromUri(url);
         user.ifPresent(options::setUser);
         password.ifPresent(options::setPassword);
+        // its own connection, outside the pool Quarkus configures: it must verify the server as the pool does
+        tls.apply(options);
         subscriber = PgSubscriber.subscriber(vertx, options).reconnectPolicy(attempt -> 1000L);
         subscriber.channel(CHANNEL).handler(this::announce);
         subscriber.connect().subscribe().with(

@@ -35,6 +35,13 @@ class UnavailableTest {
     }
 
     @Test
+    void aServerTheTlsSettingsCannotVerifyIsUnavailable() {
+        // TlsIT: under verify-full, a certificate for another host fails the pool's connect with this
+        // (stackless, no cause), which was answered 500
+        assertTrue(Unavailable.isDatabaseUnavailable(new io.vertx.core.VertxException("SSL handshake failed", true)));
+    }
+
+    @Test
     void aProgrammingErrorIsNot() {
         assertFalse(Unavailable.isDatabaseUnavailable(new IllegalStateException("a bug")));
         assertFalse(Unavailable.isDatabaseUnavailable(new IOException("Unexpected character in the answer")));

@@ -5,17 +5,68 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** Loopback port helpers for the local servers. */
-final class FreePorts {
+/**
+ * Loopback ports for servers that bind them later (the local PostgreSQL and Redis, a packaged instance).
+ *
+ * <p>A port found free is bound by another process seconds later, and meanwhile something else may take it. By default
+ * the kernel picks an ephemeral port, which is fine for one test JVM at a time. A JVM given
+ * {@value #WINDOW_PROPERTY}{@code =P} takes ports in turn from its own window of {@value #WINDOW_SIZE}, P to P + 999,
+ * which must lie below the ephemeral range (32768 and up on Linux) with room for a Redis cluster node's bus port (port
+ * + 10000): no outgoing connection is ever given such a port, and JVMs with different windows (surefire's forks, given
+ * {@code 1${surefire.forkNumber}000}) never pick the same one.
+ */
+public final class FreePorts {
+
+    /** The system property naming the first port of this JVM's window. */
+    public static final String WINDOW_PROPERTY = "devstack.ports.from";
+    static final int WINDOW_SIZE = 1000;
+    private static final int LOWEST = 1024;
+    private static final int HIGHEST = 32767 - 10_000 - WINDOW_SIZE + 1; // a cluster bus port stays below 32768
+    /** From a random place in the window: two builds on one machine with the same window rarely meet. */
+    private static final AtomicInteger TURN = new AtomicInteger(ThreadLocalRandom.current().nextInt(WINDOW_SIZE));
 
     private FreePorts() {
     }
 
-    static int find() throws IOException {
+    /** A loopback port free right now: the next free one of this JVM's window, or one the kernel picks. */
+    public static int find() throws IOException {
+        String from = System.getProperty(WINDOW_PROPERTY, "").trim();
+        if (from.isEmpty()) {
+            return bind(0);
+        }
+        int start = windowStart(from);
+        for (int tried = 0; tried < WINDOW_SIZE; tried++) {
+            int port = start + Math.floorMod(TURN.getAndIncrement(), WINDOW_SIZE);
+            try {
+                return bind(port);
+            } catch (IOException taken) {
+                // in use (a system service, or a server of this JVM still bound): the next one
+            }
+        }
+        throw new IOException("No free port in " + start + "–" + (start + WINDOW_SIZE - 1));
+    }
+
+    static int windowStart(String from) {
+        int start;
+        try {
+            start = Integer.parseInt(from);
+        } catch (NumberFormatException e) {
+            start = -1;
+        }
+        if (start < LOWEST || start > HIGHEST) {
+            throw new IllegalArgumentException(
+                    WINDOW_PROPERTY + " must be a port from " + LOWEST + " to " + HIGHEST + ", not '" + from + "'");
+        }
+        return start;
+    }
+
+    private static int bind(int port) throws IOException {
         try (ServerSocket socket = new ServerSocket()) {
             socket.setReuseAddress(true);
-            socket.bind(new InetSocketAddress("127.0.0.1", 0));
+            socket.bind(new InetSocketAddress("127.0.0.1", port));
             return socket.getLocalPort();
         }
     }

@@ -1,11 +1,11 @@
 package dev.ledgerline.transfers.packaged;
 
+import dev.ledgerline.devstack.FreePorts;
 import dev.ledgerline.devstack.LocalPostgres;
 import dev.ledgerline.devstack.LocalStack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,10 +48,10 @@ public final class PackagedJar {
         return env;
     }
 
-    /** A loopback port free right now, for a packaged instance's API or management interface. */
+    /** A loopback port free right now, for a packaged instance's API or management interface (this fork's window). */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
+        try {
+            return FreePorts.find();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

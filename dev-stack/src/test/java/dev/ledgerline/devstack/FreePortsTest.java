@@ -1,0 +1,57 @@
+package dev.ledgerline.devstack;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Two test JVMs side by side pick ports from windows that neither each other nor outgoing connections reach. */
+class FreePortsTest {
+
+    @AfterEach
+    void noWindow() {
+        System.clearProperty(FreePorts.WINDOW_PROPERTY);
+    }
+
+    @Test
+    void aWindowGivesItsOwnPortsInTurnBelowTheEphemeralRange() throws IOException {
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "12000");
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            int port = FreePorts.find();
+            assertTrue(port >= 12_000 && port < 13_000, "the window is 12000–12999: " + port);
+            assertTrue(seen.add(port), "a port handed out twice: " + port);
+        }
+    }
+
+    @Test
+    void aPortInUseIsSkipped() throws IOException {
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "11000");
+        int first = FreePorts.find();
+        int next = first + 1 < 12_000 ? first + 1 : 11_000;
+        try (ServerSocket taken = new ServerSocket(next, 1, InetAddress.getLoopbackAddress())) {
+            int found = FreePorts.find();
+            assertNotEquals(next, found, "the port a listener holds");
+            assertTrue(found >= 11_000 && found < 12_000, "still the window: " + found);
+        }
+    }
+
+    @Test
+    void withoutAWindowTheKernelPicksAndABadWindowIsRefused() throws IOException {
+        int port = FreePorts.find();
+        assertTrue(port > 0);
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "30000");
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, FreePorts::find);
+        assertEquals(FreePorts.WINDOW_PROPERTY + " must be a port from 1024 to 21768, not '30000'", refused.getMessage(),
+                "a window whose cluster bus ports would reach the ephemeral range");
+    }
+}

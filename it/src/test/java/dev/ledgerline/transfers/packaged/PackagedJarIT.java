@@ -128,6 +128,9 @@ class PackagedJarIT {
         for (Map<String, String> env : List.of(envA, envB)) {
             env.put("LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND", "0.01");
             env.put("LEDGERLINE_RATE_LIMIT_WRITES_BURST", "4");
+            // a Redis answer slower than the guard (250 ms, easily reached on a loaded machine) falls back to the
+            // instance's own bucket, which is the degraded mode and not what this test is about
+            env.put("LEDGERLINE_REDIS_TIMEOUT", "PT5S");
         }
         try (PackagedService a = PackagedService.start(envA, Path.of("target/packaged-jar-it-a.log"));
              PackagedService b = PackagedService.start(envB, Path.of("target/packaged-jar-it-b.log"))) {

@@ -312,9 +312,10 @@ def keep_evidence(tree, out, name):
     <work>/<name>-quarkus.log and <work>/<name>-reports/.
     """
     shutil.copy2(os.path.join(tree, "mutant.log"), os.path.join(out, name + ".log"))
-    service_log = os.path.join(tree, "service", "target", "quarkus-test.log")
-    if os.path.isfile(service_log):
-        shutil.copy2(service_log, os.path.join(out, name + "-quarkus.log"))
+    # one log per test JVM: quarkus-test.log-fork1 (and -fork2 when both halves ran)
+    for service_log in sorted(glob.glob(os.path.join(tree, "service", "target", "quarkus-test.log*"))):
+        suffix = os.path.basename(service_log)[len("quarkus-test.log"):]
+        shutil.copy2(service_log, os.path.join(out, name + "-quarkus" + suffix + ".log"))
     dest = os.path.join(out, name + "-reports")
     if os.path.exists(dest):
         shutil.rmtree(dest)

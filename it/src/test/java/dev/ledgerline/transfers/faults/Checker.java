@@ -443,7 +443,12 @@ final class Checker {
                     case REUSED_422 -> {
                         // a lost intent's key still holds its acknowledged body wherever the database forgot it
                         boolean lostWithAnotherBody = lostAmount != null && stored == null && lostAmount != r.amount();
-                        if (!lostWithAnotherBody && (stored == null || stored.amount == r.amount())) {
+                        // and so does an earlier body whose answer never came: the service may have committed it
+                        // (and recorded it in Redis) before a crash took the row back, unseen by any client
+                        boolean unansweredWithAnotherBody = crashes != null && stored == null && group.stream()
+                                .anyMatch(q -> q.outcome() == History.Outcome.UNKNOWN && q.amount() != r.amount()
+                                        && q.startedNanos() < r.startedNanos());
+                        if (!lostWithAnotherBody && !unansweredWithAnotherBody && (stored == null || stored.amount == r.amount())) {
                             violations.add(new Violation(Breach.WRONG_422, "422 for " + key + " amount " + r.amount()
                                     + ", the key holds " + (stored == null ? "nothing" : "amount " + stored.amount)));
                         }

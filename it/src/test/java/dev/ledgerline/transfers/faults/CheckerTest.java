@@ -425,6 +425,24 @@ class CheckerTest {
     }
 
     @Test
+    void aKeyWhoseUnansweredBodyACrashMayHaveTakenRefusesAnotherBody() {
+        // a request whose answer never came (committed, then forgotten by the crash: no client ever saw its id),
+        // then the user edits the amount under the same key: the service still holds the first body, so 422
+        crashes = new Crashes(List.of(), Set.of());
+        String key = "edited-after-a-lost-commit";
+        requests.add(new Request(ALICE, key, 1300, "i-1", 50 * MS, 400 * MS, Outcome.UNKNOWN, -1, null, null,
+                Unknown.CLIENT_TIMEOUT));
+        requests.add(new Request(ALICE, key, 1301, "i-2", 500 * MS, 520 * MS, Outcome.REUSED_422, 422, null, null, null));
+        assertEquals(Set.of(), Checker.verify("mutant", facts(), 0, TTL).breaches());
+        // not for the unanswered body itself, and not where nothing crashed
+        requests.add(new Request(ALICE, key, 1300, "i-2", 600 * MS, 620 * MS, Outcome.REUSED_422, 422, null, null, null));
+        assertEquals(Set.of(Breach.WRONG_422), Checker.verify("mutant", facts(), 0, TTL).breaches());
+        requests.remove(requests.size() - 1);
+        crashes = null;
+        assertEquals(Set.of(Breach.WRONG_422), Checker.verify("mutant", facts(), 0, TTL).breaches());
+    }
+
+    @Test
     void afterACrashAnExecutionNoIntentSentIsStillUnowned() {
         crashes = new Crashes(List.of(), Set.of());
         orders.add(order("ll_6f1c0000000000000000000000000099", 7777, OrderOutcome.EXECUTED));

@@ -172,6 +172,35 @@ class KubernetesManifestsIT {
     }
 
     @Test
+    void theNetworkPolicyLetsOutDnsTheDatabasesOnThePrivateNetworkAndOnlyPublicAddressesBesides() {
+        JsonNode policy = resource("NetworkPolicy");
+        assertTrue(policy.path("spec").path("policyTypes").toString().contains("\"Egress\""), "the policy governs egress");
+        JsonNode egress = policy.path("spec").path("egress");
+        assertEquals(3, egress.size(), "DNS, the databases, the public internet: " + egress);
+        JsonNode dns = egress.get(0);
+        assertEquals("kube-system", dns.path("to").get(0).path("namespaceSelector").path("matchLabels")
+                .path("kubernetes.io/metadata.name").asText(), "DNS: " + dns);
+        assertEquals(List.of(53, 53), ports(dns), "DNS: " + dns);
+        JsonNode databases = egress.get(1);
+        assertEquals("10.0.0.0/8", databases.path("to").get(0).path("ipBlock").path("cidr").asText(), "databases: " + databases);
+        assertEquals(List.of(5432, 6379, 6380), ports(databases), "only the databases' ports on the private network");
+        JsonNode internet = egress.get(2);
+        assertTrue(internet.path("ports").isMissingNode(), "webhook endpoints may name any port: " + internet);
+        JsonNode block = internet.path("to").get(0).path("ipBlock");
+        assertEquals("0.0.0.0/0", block.path("cidr").asText());
+        List<String> except = new ArrayList<>();
+        block.path("except").forEach(cidr -> except.add(cidr.asText()));
+        assertTrue(except.containsAll(List.of("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+                "127.0.0.0/8")), "no private, loopback or link-local (cloud metadata) address on any port: " + except);
+    }
+
+    private static List<Integer> ports(JsonNode rule) {
+        List<Integer> ports = new ArrayList<>();
+        rule.path("ports").forEach(port -> ports.add(port.path("port").asInt()));
+        return ports;
+    }
+
+    @Test
     void thePodsSpreadAcrossNodesAndScaleOnCpu() {
         JsonNode spread = Manifests.podSpec(deployment()).path("topologySpreadConstraints");
         assertEquals(1, spread.size(), "topologySpreadConstraints " + spread);

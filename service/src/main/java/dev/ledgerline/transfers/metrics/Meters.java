@@ -109,6 +109,12 @@ public enum Meters {
     RETENTION_EVENTS_DEFAULT_ROWS("ledgerline.retention.events.default_rows",
             "Events in the default partition of transfer_events, written when no partition covered their time (stops at 1000)",
             List.of()),
+    RETENTION_KEYS_EXPIRED("ledgerline.retention.keys.expired",
+            "Idempotency keys the retention job removed from transfer_keys after ledgerline.retention.key-window",
+            List.of()),
+    RETENTION_KEYS_OVERDUE("ledgerline.retention.keys.overdue",
+            "Idempotency keys removable for more than a day and still in transfer_keys (stops at 1000)",
+            List.of()),
 
     // webhooks
     WEBHOOK_DELIVERIES("ledgerline.webhooks.deliveries",

@@ -405,6 +405,21 @@ public class TransferRepository {
                 });
     }
 
+    /**
+     * Removes, oldest first and at most {@code atMost}, the idempotency keys created before {@code olderThan} whose
+     * transfer ended before it too (or is gone); answers how many, or -1 when another instance holds the retention lock.
+     */
+    public Uni<Integer> expireKeys(Instant olderThan, int atMost) {
+        // a batch of many thousand rows deletes longer than a transfer's statement is allowed to take
+        return run(TransferSql.EXPIRE_KEYS, Tuple.of(utc(olderThan), atMost), deadline.plus(Duration.ofSeconds(30)))
+                .map(rows -> first(rows).getInteger("expired"));
+    }
+
+    /** Keys removable for more than a day past {@code olderThan} and still there (up to 1,000), for the gauge. */
+    public Uni<Long> keysOverdue(Instant olderThan) {
+        return run(TransferSql.KEYS_OVERDUE, Tuple.of(utc(olderThan))).map(rows -> first(rows).getLong("overdue"));
+    }
+
     /** The state of {@code transfer_events}' partitions, for the retention gauges, with {@code olderThan} the retention. */
     public Uni<EventPartition.Status> eventPartitionStatus(Instant olderThan) {
         return run(TransferSql.EVENT_PARTITIONS_STATUS, Tuple.of(utc(olderThan))).map(rows -> {

@@ -162,6 +162,27 @@ class DatabaseRolesTest {
     }
 
     @Test
+    void theServiceRoleWritesKeysButRemovesThemOnlyThroughTheOwnersFunctionAndNeverOneOfTheLastDay() throws Exception {
+        UUID id = UUID.randomUUID();
+        update(SERVICE, "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id) VALUES ('alice', ?, ?, ?)",
+                "key-" + id, "ll_" + id.toString().replace("-", ""), id);
+        for (String sql : List.of(
+                "DELETE FROM transfer_keys WHERE transfer_id = '" + id + "'",
+                "UPDATE transfer_keys SET created_at = now() - interval '1000 days' WHERE transfer_id = '" + id + "'",
+                "TRUNCATE transfer_keys",
+                "DROP TABLE transfer_keys",
+                "ALTER TABLE transfer_keys DROP CONSTRAINT transfer_keys_pkey")) {
+            refused(SERVICE, sql);
+        }
+        // whatever the service passes, a key of the last day stays (its transfer is gone, so only the floor keeps it)
+        assertEquals(0, query(SERVICE, "SELECT ledgerline_expire_transfer_keys(now() + interval '1000 days', 100) AS n").get(0).get("n"));
+        assertEquals(1, query(OwnPostgres.SUPERUSER, "SELECT 1 FROM transfer_keys WHERE transfer_id = '" + id + "'").size());
+        refused(OPERATOR, "SELECT ledgerline_expire_transfer_keys(now(), 100)");
+        // a key is never rewritten, by any role
+        refused(OwnPostgres.SUPERUSER, "UPDATE transfer_keys SET transfer_id = gen_random_uuid() WHERE transfer_id = '" + id + "'", "23001");
+    }
+
+    @Test
     void theServicesFlywayRunAtStartOnlyReadsAndRefusesToApplyAMigration(@TempDir Path extra) throws Exception {
         assertEquals(0, db.flyway(SERVICE).migrate().migrationsExecuted, "nothing pending: the service starts");
 

@@ -54,8 +54,9 @@ public interface LedgerlineConfig {
      * is partitioned by the time of each event (migration V14); a job, safe on any number of instances, creates the
      * partitions ahead of time and detaches those whose whole range is older than {@code ledgerline.events.retention},
      * which is therefore both how far back the feed answers and how long events stay on the primary. It also removes
-     * idempotency keys past their window ({@code key-window}, docs/safety.md "Idempotency policy"). Transfers themselves
-     * are kept.
+     * idempotency keys past their window ({@code key-window}, docs/safety.md "Idempotency policy"), and detaches the
+     * partitions of {@code transfers} (migration V17) older than {@code transfers-retention} that hold no open transfer and
+     * no key still inside its window.
      */
     interface Retention {
         /**
@@ -133,6 +134,26 @@ public interface LedgerlineConfig {
          */
         @WithDefault("10000")
         int keyBatch();
+
+        /**
+         * How long ended transfers stay on the primary: a day's partition of {@code transfers} is detached once its whole
+         * range is older than this, none of its transfers is open (pending, processing, reconciling: parked ones too) and
+         * none of its keys is left (a key stays {@code key-window} after its transfer ended), so a transfer stays at least
+         * as long as its key. 30 days, as the history: a transfer, its events and its key leave together.
+         */
+        @WithDefault("P30D")
+        Duration transfersRetention();
+
+        /** The time range of one partition of {@code transfers}, aligned on the epoch: a day, about 34 GB at 1,000 transfers/s. */
+        @WithDefault("P1D")
+        Duration transfersPartitionSpan();
+
+        /**
+         * How far past now partitions of {@code transfers} exist; a transfer whose time none covers lands in the default
+         * partition, which is never detached.
+         */
+        @WithDefault("P7D")
+        Duration transfersPartitionsAhead();
     }
 
     /**

@@ -573,6 +573,22 @@ final class TransferSql {
     /** Keys removable for more than a day past $1 and still there, up to 1,000. */
     static final String KEYS_OVERDUE = "SELECT ledgerline_transfer_keys_overdue($1) AS overdue";
 
+    // ---- the lifecycle of transfers (migration V17): the same shape, the owner's functions under the same lock ----
+
+    /** Partitions of {@code transfers} for the ranges of span {@code $3} ms meeting [$1, $2), at most $4; -1 when locked. */
+    static final String CREATE_TRANSFER_PARTITIONS = """
+            SELECT ledgerline_create_transfer_partitions($1, $2, $3::bigint * interval '1 millisecond', $4,
+                                                         $5::bigint * interval '1 millisecond') AS created""";
+
+    /** Partitions of {@code transfers} whose range ended by $1 detached, at most $2, dropped or ($3) kept. */
+    static final String DETACH_TRANSFER_PARTITIONS = """
+            SELECT busy, name, to_at, outcome
+              FROM ledgerline_detach_transfer_partitions($1, $2, $3, $4::bigint * interval '1 millisecond')""";
+
+    /** How far ahead partitions of {@code transfers} reach, how many are past $1, rows in its default partition. */
+    static final String TRANSFER_PARTITIONS_STATUS = """
+            SELECT covered_until, overdue, default_rows FROM ledgerline_transfer_partitions_status($1)""";
+
     /** How far ahead partitions reach, how many are past $1 and still attached, events in the default partition. */
     static final String EVENT_PARTITIONS_STATUS = """
             SELECT covered_until, overdue, default_rows FROM ledgerline_event_partitions_status($1)""";

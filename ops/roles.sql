@@ -76,6 +76,11 @@ BEGIN
         -- the history is appended to and read, never changed
         GRANT SELECT, INSERT ON transfer_events TO ledgerline_service;
     END IF;
+    IF to_regclass('public.transfer_keys') IS NOT NULL THEN
+        REVOKE ALL ON transfer_keys FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        -- a key is written with its transfer and read by a replay; only the owner's function removes it, after its window
+        GRANT SELECT, INSERT ON transfer_keys TO ledgerline_service;
+    END IF;
     IF to_regclass('public.database_epochs') IS NOT NULL THEN
         REVOKE ALL ON database_epochs FROM PUBLIC, ledgerline_service, ledgerline_operator;
         -- every claim checks that the server answering is one the pipeline adopted; the sweeper adopts a new one
@@ -124,6 +129,23 @@ BEGIN
                                   ledgerline_detach_event_partitions(timestamptz, integer, boolean, interval),
                                   ledgerline_event_partitions_status(timestamptz) TO ledgerline_service;
     END IF;
+    IF to_regprocedure('public.ledgerline_expire_transfer_keys(timestamptz, integer)') IS NOT NULL THEN
+        -- the retention job removes keys past their window through the owner's function alone (migration V16)
+        REVOKE ALL ON FUNCTION ledgerline_expire_transfer_keys(timestamptz, integer),
+                               ledgerline_transfer_keys_overdue(timestamptz) FROM PUBLIC, ledgerline_operator;
+        GRANT EXECUTE ON FUNCTION ledgerline_expire_transfer_keys(timestamptz, integer),
+                                  ledgerline_transfer_keys_overdue(timestamptz) TO ledgerline_service;
+    END IF;
+    IF to_regprocedure('public.ledgerline_transfer_partitions_status(timestamptz)') IS NOT NULL THEN
+        -- the retention job makes and detaches partitions of transfers through the owner's functions alone (V17)
+        REVOKE ALL ON FUNCTION ledgerline_create_transfer_partitions(timestamptz, timestamptz, interval, integer, interval),
+                               ledgerline_detach_transfer_partitions(timestamptz, integer, boolean, interval),
+                               ledgerline_transfer_partitions_status(timestamptz),
+                               ledgerline_partitions_of(regclass) FROM PUBLIC, ledgerline_operator;
+        GRANT EXECUTE ON FUNCTION ledgerline_create_transfer_partitions(timestamptz, timestamptz, interval, integer, interval),
+                                  ledgerline_detach_transfer_partitions(timestamptz, integer, boolean, interval),
+                                  ledgerline_transfer_partitions_status(timestamptz) TO ledgerline_service;
+    END IF;
     IF to_regprocedure('public.ledgerline_resume_parked(uuid, text, text)') IS NOT NULL THEN
         REVOKE ALL ON FUNCTION ledgerline_resume_parked(uuid, text, text) FROM PUBLIC, ledgerline_service;
         GRANT EXECUTE ON FUNCTION ledgerline_resume_parked(uuid, text, text) TO ledgerline_operator;
@@ -141,8 +163,9 @@ BEGIN
      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
        -- a partition of transfer_events is reached through its parent's grants; one detached and kept for an export
        -- (ledgerline.retention.keep-detached) is the owner's alone
-       AND NOT (c.relispartition OR c.relname LIKE 'transfer\_events\_%')
-       AND c.relname NOT IN ('transfers', 'transfer_events', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
+       AND NOT (c.relispartition OR c.relname LIKE 'transfer\_events\_%'
+                OR c.relname ~ '^transfers_([0-9]{8}t[0-9]{6}|initial|default)$')
+       AND c.relname NOT IN ('transfers', 'transfer_events', 'transfer_keys', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
                              'webhook_deliveries', 'accounts', 'ledger_entries', 'credits');
     IF unknown IS NOT NULL THEN
         RAISE EXCEPTION 'ops/roles.sql grants nothing on %: add what the service may do with it', unknown;

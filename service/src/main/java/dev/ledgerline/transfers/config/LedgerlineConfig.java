@@ -53,8 +53,10 @@ public interface LedgerlineConfig {
      * The data lifecycle (docs/capacity.md "Data lifecycle"): how old history leaves the primary. {@code transfer_events}
      * is partitioned by the time of each event (migration V14); a job, safe on any number of instances, creates the
      * partitions ahead of time and detaches those whose whole range is older than {@code ledgerline.events.retention},
-     * which is therefore both how far back the feed answers and how long events stay on the primary. Transfers
-     * themselves, and with them their idempotency keys, are kept (docs/safety.md "Idempotency policy").
+     * which is therefore both how far back the feed answers and how long events stay on the primary. It also removes
+     * idempotency keys past their window ({@code key-window}, docs/safety.md "Idempotency policy"), and detaches the
+     * partitions of {@code transfers} (migration V17) older than {@code transfers-retention} that hold no open transfer and
+     * no key still inside its window.
      */
     interface Retention {
         /**
@@ -106,6 +108,52 @@ public interface LedgerlineConfig {
          */
         @WithDefault("PT1S")
         Duration lockTimeout();
+
+        /**
+         * How long an idempotency key stays unique after its transfer ended: within it a request with the key answers
+         * that transfer (a replay, or 422 for another body); after it the key is removed from {@code transfer_keys} and
+         * the same key is a new intent, which creates a new transfer under a new provider reference. A transfer that has
+         * not ended (parked ones included) keeps its key. At least a day and at least {@code ledgerline.provider.key-window}:
+         * far above any client's retry horizon (the SDKs give up after 30 s) and Stripe's 24 h; 30 days by default, the
+         * history's own retention, so that a client reconciling a month of its payments by key finds every one.
+         */
+        @WithDefault("P30D")
+        Duration keyWindow();
+
+        /**
+         * Keys one run removes at most, oldest first, in statements of {@code key-batch} keys each: bounded work per run.
+         * At 1,000 transfers/s a ten-minute run must remove 600,000 to keep up; the default covers that with room for
+         * catching up.
+         */
+        @WithDefault("1000000")
+        int maxKeysPerRun();
+
+        /**
+         * Keys one statement removes at most: each is a transaction of its own under the retention lock, so a batch
+         * bounds how long the lock is held and how many row locks one transaction takes.
+         */
+        @WithDefault("10000")
+        int keyBatch();
+
+        /**
+         * How long ended transfers stay on the primary: a day's partition of {@code transfers} is detached once its whole
+         * range is older than this, none of its transfers is open (pending, processing, reconciling: parked ones too) and
+         * none of its keys is left (a key stays {@code key-window} after its transfer ended), so a transfer stays at least
+         * as long as its key. 30 days, as the history: a transfer, its events and its key leave together.
+         */
+        @WithDefault("P30D")
+        Duration transfersRetention();
+
+        /** The time range of one partition of {@code transfers}, aligned on the epoch: a day, about 34 GB at 1,000 transfers/s. */
+        @WithDefault("P1D")
+        Duration transfersPartitionSpan();
+
+        /**
+         * How far past now partitions of {@code transfers} exist; a transfer whose time none covers lands in the default
+         * partition, which is never detached.
+         */
+        @WithDefault("P7D")
+        Duration transfersPartitionsAhead();
     }
 
     /**

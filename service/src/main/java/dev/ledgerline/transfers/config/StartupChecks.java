@@ -82,6 +82,25 @@ public class StartupChecks {
                     + " of at least one span (" + retention.eventsPartitionSpan() + "), max-partitions-per-run of at least 1"
                     + " and a lock-timeout of at least 1 ms.");
         }
+        if (retention.transfersPartitionSpan().compareTo(Duration.ofSeconds(1)) < 0
+                || retention.transfersPartitionsAhead().compareTo(retention.transfersPartitionSpan()) < 0
+                || retention.transfersRetention().compareTo(retention.transfersPartitionSpan()) < 0) {
+            problems.add("ledgerline.retention needs a transfers-partition-span of at least a second, and"
+                    + " transfers-partitions-ahead and transfers-retention of at least one span ("
+                    + retention.transfersPartitionSpan() + ").");
+        }
+        Duration keyFloor = Duration.ofDays(1).compareTo(config.provider().keyWindow()) >= 0 ? Duration.ofDays(1)
+                : config.provider().keyWindow();
+        if (retention.keyWindow().compareTo(keyFloor) < 0 || retention.maxKeysPerRun() < 1 || retention.keyBatch() < 1) {
+            problems.add("ledgerline.retention.key-window (" + retention.keyWindow() + ") must be at least a day and at least"
+                    + " ledgerline.provider.key-window (" + config.provider().keyWindow() + "): a key is what keeps a client's"
+                    + " retry from becoming a second payment; and ledgerline.retention.max-keys-per-run and key-batch at least 1.");
+        }
+        if (config.idempotency().retention().compareTo(retention.keyWindow()) >= 0) {
+            problems.add("ledgerline.idempotency.retention (" + config.idempotency().retention() + ") must be shorter than"
+                    + " ledgerline.retention.key-window (" + retention.keyWindow() + "): a Redis entry that outlived its key"
+                    + " would answer, or restore, a transfer the key no longer names.");
+        }
         if (config.events().retention().compareTo(retention.eventsPartitionSpan()) < 0) {
             problems.add("ledgerline.events.retention (" + config.events().retention() + ") must be at least one"
                     + " ledgerline.retention.events-partition-span (" + retention.eventsPartitionSpan() + "): history is"

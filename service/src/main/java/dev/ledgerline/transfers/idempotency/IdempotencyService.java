@@ -32,7 +32,7 @@ import java.util.UUID;
 /**
  * Accepts a transfer at most once per (principal, Idempotency-Key).
  *
- * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT DO NOTHING} on {@code (user_id, idempotency_key)} either
+ * <p>PostgreSQL decides: {@code INSERT … ON CONFLICT DO NOTHING} on the key table's {@code (user_id, idempotency_key)} either
  * creates the transfer or finds the original, whose fingerprint says replay or 422. Redis only makes
  * the common cases cheap: a completed entry answers a replay (or a 422) without any PostgreSQL write,
  * and an in-flight marker turns a concurrent duplicate into 409. A marker is never the last word: the
@@ -42,7 +42,8 @@ import java.util.UUID;
  *
  * <p>The database may forget commits it acknowledged (a failover to an asynchronous replica, a crash, a restore).
  * Two rules keep one intent one payment through that: the provider reference is derived from the intent (an HMAC
- * over the principal and the key, {@link #providerReference}), so a row created again for the same intent carries
+ * over the principal, the key and the transfer's id, {@link #providerReference}), so a row created again for the same
+ * intent, which the entry names with its id, carries
  * the reference the provider already knows; and an entry whose row the database lost re-creates that row with the
  * same id in {@code reconciling}, whose first step is a provider lookup ({@link #recreate}) — never a fresh send.
  * A final entry answers the replay, whatever the database forgot: it is what the provider did; one primary-key read
@@ -373,17 +374,20 @@ public class IdempotencyService {
     private NewTransfer newTransfer(UUID id, String principal, IdempotencyKey key, TransferRequest request, String fingerprint) {
         return new NewTransfer(id, principal, key.value(), fingerprint, request.amount(), request.currency(),
                 request.destination().iban(), request.destination().name(), request.description(),
-                providerReference(principal, key), request.executeAt());
+                providerReference(principal, key, id), request.executeAt());
     }
 
     /**
-     * The provider's idempotency key for an intent, derived from it: the same (principal, Idempotency-Key) always
-     * gives the same reference, so a transfer the database lost and created again is the payment the provider already
-     * knows, and no two intents share one. Keyed by {@code ledgerline.idempotency.reference-secret}, so nobody outside
-     * can tell a reference from a principal and a key. 32 hex digits (128 bits), like the random ones before it.
+     * The provider's idempotency key for an intent, derived from it: the same (principal, Idempotency-Key, transfer id)
+     * always gives the same reference, so a transfer the database lost and created again from its idempotency record
+     * (which names the id) is the payment the provider already knows, and no two intents share one. The id is part of
+     * it because a key is unique only for its window (docs/safety.md "Idempotency policy"): the same key used again
+     * after it is a new transfer, and must not reach the provider under a reference it already executed, which a
+     * lookup would answer with the old payment. Keyed by {@code ledgerline.idempotency.reference-secret}, so nobody
+     * outside can tell a reference from a principal and a key. 32 hex digits (128 bits).
      */
-    String providerReference(String principal, IdempotencyKey key) {
-        return "ll_" + references.hex(principal.length() + ":" + principal + "|" + key.value()).substring(0, 32);
+    String providerReference(String principal, IdempotencyKey key, UUID id) {
+        return "ll_" + references.hex(principal.length() + ":" + principal + "|" + key.value() + "|" + id).substring(0, 32);
     }
 
     private ProblemException inUse() {

@@ -21,19 +21,26 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Moves old history off the primary a whole partition at a time (docs/capacity.md "Data lifecycle"), safely on any
- * number of instances. Each run, in this order:
+ * Moves old history and ended transfers off the primary a whole partition at a time, and removes idempotency keys past
+ * their window (docs/capacity.md "Data lifecycle"), safely on any number of instances. Each run, in this order:
  * <ul>
  *   <li>creates the partitions of {@code transfer_events} for the next {@code events-partitions-ahead};</li>
  *   <li>detaches the partitions whose whole range is older than {@code ledgerline.events.retention}, oldest first,
  *       and drops them or keeps them apart ({@code keep-detached}); one that holds an event of a transfer that has not
  *       ended stays attached;</li>
+ *   <li>removes the keys of {@code transfer_keys} older than {@code key-window} whose transfer ended at least that long
+ *       ago, oldest first, {@code key-batch} per statement and at most {@code max-keys-per-run}; a transfer that has not
+ *       ended keeps its key;</li>
+ *   <li>creates the partitions of {@code transfers} for the next {@code transfers-partitions-ahead} and detaches those
+ *       whose whole range is older than {@code transfers-retention}, unless one of its transfers has not ended or one of
+ *       its keys is still inside its window;</li>
  *   <li>reports the partitions' state (the gauges the alert reads), on every instance, whether or not it worked.</li>
  * </ul>
- * Each step is one call of a database function (migration V14) that first takes a transaction-scoped advisory lock
+ * Each step is one call of a database function (migrations V14, V16, V17) that first takes a transaction-scoped advisory lock
  * with {@code pg_try_advisory_xact_lock}: on many instances one works and the others count the run as busy; a crash
  * mid-step rolls the step back and frees the lock with the transaction. Each step does at most
- * {@code max-partitions-per-run} partitions, so a job far behind catches up over several runs without one long lock.
+ * {@code max-partitions-per-run} partitions (or {@code max-keys-per-run} keys), so a job far behind catches up over
+ * several runs without one long lock.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
@@ -42,7 +49,13 @@ public class RetentionJob {
     private static final Logger LOG = Logger.getLogger(RetentionJob.class);
 
     /** What one run did; {@code busy} when another instance held the lock for a step. */
-    public record Run(boolean busy, int created, List<EventPartition> detached) {
+    public record Run(boolean busy, int created, List<EventPartition> detached, long keysExpired, int transferPartitionsCreated,
+                      List<EventPartition> transferPartitionsDetached) {
+
+        static Run busy(int created, List<EventPartition> detached, long keysExpired) {
+            return new Run(true, created, detached, keysExpired, 0, List.of());
+        }
+
 
         /** How a run ended, as {@code ledgerline_retention_runs_total} counts it. */
         enum Result { DONE, BUSY, FAILED }
@@ -57,6 +70,13 @@ public class RetentionJob {
     private final AtomicLong coveredAheadSeconds = new AtomicLong();
     private final AtomicLong overdue = new AtomicLong();
     private final AtomicLong defaultRows = new AtomicLong();
+    private final Counter keysExpired;
+    private final Counter transferPartitionsCreated;
+    private final Map<EventPartition.Outcome, Counter> transferPartitionsDetached = new EnumMap<>(EventPartition.Outcome.class);
+    private final AtomicLong transfersCoveredAheadSeconds = new AtomicLong();
+    private final AtomicLong transfersOverdue = new AtomicLong();
+    private final AtomicLong transfersDefaultRows = new AtomicLong();
+    private final AtomicLong keysOverdue = new AtomicLong();
 
     public RetentionJob(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics) {
         this.transfers = transfers;
@@ -72,6 +92,16 @@ public class RetentionJob {
         Meters.RETENTION_EVENTS_COVERED_AHEAD.gauge(coveredAheadSeconds, AtomicLong::get).register(metrics);
         Meters.RETENTION_EVENTS_OVERDUE.gauge(overdue, AtomicLong::get).register(metrics);
         Meters.RETENTION_EVENTS_DEFAULT_ROWS.gauge(defaultRows, AtomicLong::get).register(metrics);
+        this.keysExpired = Meters.RETENTION_KEYS_EXPIRED.counter().register(metrics);
+        Meters.RETENTION_KEYS_OVERDUE.gauge(keysOverdue, AtomicLong::get).register(metrics);
+        this.transferPartitionsCreated = Meters.RETENTION_TRANSFER_PARTITIONS.counter("created").register(metrics);
+        for (EventPartition.Outcome outcome : EventPartition.Outcome.values()) {
+            transferPartitionsDetached.put(outcome,
+                    Meters.RETENTION_TRANSFER_PARTITIONS.counter(outcome.name().toLowerCase()).register(metrics));
+        }
+        Meters.RETENTION_TRANSFERS_COVERED_AHEAD.gauge(transfersCoveredAheadSeconds, AtomicLong::get).register(metrics);
+        Meters.RETENTION_TRANSFERS_OVERDUE.gauge(transfersOverdue, AtomicLong::get).register(metrics);
+        Meters.RETENTION_TRANSFERS_DEFAULT_ROWS.gauge(transfersDefaultRows, AtomicLong::get).register(metrics);
     }
 
     @Scheduled(every = "${ledgerline.retention.every}", delayed = "5s",
@@ -85,14 +115,20 @@ public class RetentionJob {
                 .replaceWithVoid();
     }
 
-    /** One run of the policy: create ahead, then detach what is past the retention. */
+    /**
+     * One run of the policy: events' partitions made ahead and detached past the retention, keys past their window
+     * removed, then transfers' partitions made ahead and detached (after the keys: a partition waits for its keys).
+     */
     public Uni<Run> run() {
         Instant now = Instant.now();
         return transfers.createEventPartitions(now, now.plus(policy.eventsPartitionsAhead()), policy.eventsPartitionSpan(),
                         policy.maxPartitionsPerRun(), policy.lockTimeout())
                 .flatMap(made -> made < 0
-                        ? Uni.createFrom().item(new Run(true, 0, List.of()))
-                        : detach(now).map(gone -> gone == null ? new Run(true, made, List.of()) : new Run(false, made, gone)))
+                        ? Uni.createFrom().item(Run.busy(0, List.of(), 0))
+                        : detach(now).flatMap(gone -> gone == null ? Uni.createFrom().item(Run.busy(made, List.of(), 0))
+                                : expireKeys(now.minus(policy.keyWindow()), 0).flatMap(keys -> keys < 0
+                                        ? Uni.createFrom().item(Run.busy(made, gone, 0))
+                                        : transferPartitions(now, made, gone, keys))))
                 .invoke(this::count)
                 .onFailure().invoke(e -> {
                     runs.get(Run.Result.FAILED).increment();
@@ -100,14 +136,55 @@ public class RetentionJob {
                 });
     }
 
+    private Uni<Run> transferPartitions(Instant now, int eventsMade, List<EventPartition> eventsGone, long keys) {
+        return transfers.createTransferPartitions(now, now.plus(policy.transfersPartitionsAhead()),
+                        policy.transfersPartitionSpan(), policy.maxPartitionsPerRun(), policy.lockTimeout())
+                .flatMap(made -> made < 0 ? Uni.createFrom().item(Run.busy(eventsMade, eventsGone, keys))
+                        : transfers.detachTransferPartitions(now.minus(policy.transfersRetention()), policy.maxPartitionsPerRun(),
+                                        policy.keepDetached(), policy.lockTimeout())
+                                .map(gone -> gone == null ? Run.busy(eventsMade, eventsGone, keys)
+                                        : new Run(false, eventsMade, eventsGone, keys, made, gone)));
+    }
+
     private Uni<List<EventPartition>> detach(Instant now) {
         return transfers.detachEventPartitions(now.minus(eventsRetention), policy.maxPartitionsPerRun(),
                 policy.keepDetached(), policy.lockTimeout());
     }
 
+    /**
+     * Removes the keys past their window in batches, each a statement of its own, until a batch comes back short or
+     * the run's bound is reached; answers how many, or -1 when another instance held the lock for the first batch.
+     */
+    private Uni<Long> expireKeys(Instant olderThan, long removedSoFar) {
+        int batch = (int) Math.min(policy.keyBatch(), policy.maxKeysPerRun() - removedSoFar);
+        return transfers.expireKeys(olderThan, batch).flatMap(removed -> {
+            if (removed < 0) {
+                return Uni.createFrom().item(removedSoFar == 0 ? -1L : removedSoFar);
+            }
+            long total = removedSoFar + removed;
+            keysExpired.increment(removed);
+            return removed < batch || total >= policy.maxKeysPerRun()
+                    ? Uni.createFrom().item(total)
+                    : expireKeys(olderThan, total);
+        });
+    }
+
     private void count(Run run) {
         runs.get(run.busy() ? Run.Result.BUSY : Run.Result.DONE).increment();
         created.increment(run.created());
+        transferPartitionsCreated.increment(run.transferPartitionsCreated());
+        for (EventPartition partition : run.transferPartitionsDetached()) {
+            transferPartitionsDetached.get(partition.outcome()).increment();
+            if (partition.outcome() == EventPartition.Outcome.HELD) {
+                LOG.debugf("step=retention partition=%s kept attached: an open transfer or a key inside its window", partition.name());
+            } else {
+                LOG.infof("step=retention partition=%s ended=%s %s", partition.name(), partition.endsAt(),
+                        partition.outcome().name().toLowerCase());
+            }
+        }
+        if (run.keysExpired() > 0) {
+            LOG.infof("step=retention expired=%d idempotency keys past ledgerline.retention.key-window", run.keysExpired());
+        }
         if (run.created() > 0) {
             LOG.infof("step=retention created=%d partitions of transfer_events ahead", run.created());
         }
@@ -123,7 +200,7 @@ public class RetentionJob {
         }
     }
 
-    /** Reads the partitions' state into the gauges. */
+    /** Reads the partitions' and the keys' state into the gauges. */
     public Uni<EventPartition.Status> report() {
         Instant now = Instant.now();
         return transfers.eventPartitionStatus(now.minus(eventsRetention)).invoke(status -> {
@@ -131,6 +208,12 @@ public class RetentionJob {
                     : Math.max(0, Duration.between(now, status.coveredUntil()).toSeconds()));
             overdue.set(status.overdue());
             defaultRows.set(status.defaultRows());
-        });
+        }).call(status -> transfers.keysOverdue(now.minus(policy.keyWindow())).invoke(keysOverdue::set))
+                .call(status -> transfers.transferPartitionStatus(now.minus(policy.transfersRetention())).invoke(t -> {
+                    transfersCoveredAheadSeconds.set(t.coveredUntil() == null ? 0
+                            : Math.max(0, Duration.between(now, t.coveredUntil()).toSeconds()));
+                    transfersOverdue.set(t.overdue());
+                    transfersDefaultRows.set(t.defaultRows());
+                }));
     }
 }

@@ -3,8 +3,8 @@ package dev.ledgerline.transfers.transfer;
 import java.time.Instant;
 
 /**
- * A partition of {@code transfer_events} the retention job acted on (migration V14): its name, the end of its range,
- * and what became of it.
+ * A partition the retention job acted on, of {@code transfer_events} (migration V14) or of {@code transfers} (V17): its
+ * name, the end of its range, and what became of it.
  */
 public record EventPartition(String name, Instant endsAt, Outcome outcome) {
 
@@ -14,7 +14,10 @@ public record EventPartition(String name, Instant endsAt, Outcome outcome) {
         DROPPED,
         /** Detached and kept as a table of its own, which only the owner role reads, for an export before a drop. */
         KEPT,
-        /** Left attached: it holds an event of a transfer that has not ended. */
+        /**
+         * Left attached: it holds an event of a transfer that has not ended (events), or a transfer that has not ended
+         * or a key still inside its window (transfers).
+         */
         HELD
     }
 

@@ -379,8 +379,16 @@ public class TransferRepository {
      * retention lock.
      */
     public Uni<Integer> createEventPartitions(Instant from, Instant until, Duration span, int atMost, Duration lockWait) {
-        return run(TransferSql.CREATE_EVENT_PARTITIONS, Tuple.of(utc(from), utc(until), span.toMillis(), atMost, lockWait.toMillis()),
-                        ddlDeadline(atMost, lockWait))
+        return createPartitions(TransferSql.CREATE_EVENT_PARTITIONS, from, until, span, atMost, lockWait);
+    }
+
+    /** {@link #createEventPartitions}, for the partitions of {@code transfers} (V17). */
+    public Uni<Integer> createTransferPartitions(Instant from, Instant until, Duration span, int atMost, Duration lockWait) {
+        return createPartitions(TransferSql.CREATE_TRANSFER_PARTITIONS, from, until, span, atMost, lockWait);
+    }
+
+    private Uni<Integer> createPartitions(String sql, Instant from, Instant until, Duration span, int atMost, Duration lockWait) {
+        return run(sql, Tuple.of(utc(from), utc(until), span.toMillis(), atMost, lockWait.toMillis()), ddlDeadline(atMost, lockWait))
                 .map(rows -> first(rows).getInteger("created"));
     }
 
@@ -390,8 +398,20 @@ public class TransferRepository {
      * {@code null} when another instance holds the retention lock.
      */
     public Uni<List<EventPartition>> detachEventPartitions(Instant olderThan, int atMost, boolean keep, Duration lockWait) {
-        return run(TransferSql.DETACH_EVENT_PARTITIONS, Tuple.of(utc(olderThan), atMost, keep, lockWait.toMillis()),
-                        ddlDeadline(atMost, lockWait))
+        return detachPartitions(TransferSql.DETACH_EVENT_PARTITIONS, olderThan, atMost, keep, lockWait);
+    }
+
+    /**
+     * Detaches, oldest first and at most {@code atMost}, the partitions of {@code transfers} whose whole range ended by
+     * {@code olderThan}, except those holding an open transfer or a key still inside its window; drops them or keeps
+     * them apart. {@code null} when another instance holds the retention lock.
+     */
+    public Uni<List<EventPartition>> detachTransferPartitions(Instant olderThan, int atMost, boolean keep, Duration lockWait) {
+        return detachPartitions(TransferSql.DETACH_TRANSFER_PARTITIONS, olderThan, atMost, keep, lockWait);
+    }
+
+    private Uni<List<EventPartition>> detachPartitions(String sql, Instant olderThan, int atMost, boolean keep, Duration lockWait) {
+        return run(sql, Tuple.of(utc(olderThan), atMost, keep, lockWait.toMillis()), ddlDeadline(atMost, lockWait))
                 .map(rows -> {
                     List<EventPartition> partitions = new ArrayList<>();
                     for (Row row : rows) {
@@ -405,9 +425,33 @@ public class TransferRepository {
                 });
     }
 
+    /**
+     * Removes, oldest first and at most {@code atMost}, the idempotency keys created before {@code olderThan} whose
+     * transfer ended before it too (or is gone); answers how many, or -1 when another instance holds the retention lock.
+     */
+    public Uni<Integer> expireKeys(Instant olderThan, int atMost) {
+        // a batch of many thousand rows deletes longer than a transfer's statement is allowed to take
+        return run(TransferSql.EXPIRE_KEYS, Tuple.of(utc(olderThan), atMost), deadline.plus(Duration.ofSeconds(30)))
+                .map(rows -> first(rows).getInteger("expired"));
+    }
+
+    /** Keys removable for more than a day past {@code olderThan} and still there (up to 1,000), for the gauge. */
+    public Uni<Long> keysOverdue(Instant olderThan) {
+        return run(TransferSql.KEYS_OVERDUE, Tuple.of(utc(olderThan))).map(rows -> first(rows).getLong("overdue"));
+    }
+
     /** The state of {@code transfer_events}' partitions, for the retention gauges, with {@code olderThan} the retention. */
     public Uni<EventPartition.Status> eventPartitionStatus(Instant olderThan) {
-        return run(TransferSql.EVENT_PARTITIONS_STATUS, Tuple.of(utc(olderThan))).map(rows -> {
+        return partitionStatus(TransferSql.EVENT_PARTITIONS_STATUS, olderThan);
+    }
+
+    /** The state of the partitions of {@code transfers}, with {@code olderThan} the retention. */
+    public Uni<EventPartition.Status> transferPartitionStatus(Instant olderThan) {
+        return partitionStatus(TransferSql.TRANSFER_PARTITIONS_STATUS, olderThan);
+    }
+
+    private Uni<EventPartition.Status> partitionStatus(String sql, Instant olderThan) {
+        return run(sql, Tuple.of(utc(olderThan))).map(rows -> {
             Row row = first(rows);
             OffsetDateTime covered = row.getOffsetDateTime("covered_until");
             return new EventPartition.Status(covered == null ? null : covered.toInstant(), row.getInteger("overdue"),

@@ -36,7 +36,28 @@ final class TransferSql {
      * {@code w}: the ledger's writes, which happen exactly when the transition does.
      */
     static String recorded(String write, String more, String result) {
-        return "WITH w AS (\n" + write + "),\n"
+        return "WITH " + recordedAfter(write, more, result);
+    }
+
+    /**
+     * A new transfer under its key, in one statement: {@code k} inserts the key into {@code transfer_keys} (V16) and
+     * returns {@code transfer_id}, {@code user_id}, {@code idempotency_key} and {@code provider_reference}; {@code write}
+     * inserts the transfer {@code SELECT … FROM k}, so a key that exists already ({@code ON CONFLICT DO NOTHING})
+     * inserts no transfer, no event and no hold, and a transfer never exists without its key. Otherwise as
+     * {@link #recorded(String, String, String)}. {@code keyCreatedAt}: the key's {@code created_at}, from which its window
+     * counts.
+     */
+    static String keyed(String keyCreatedAt, String write, String more, String result) {
+        return "WITH k AS (\n"
+                + "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id, created_at)\n"
+                + "VALUES ($2, $3, $10, $1, " + keyCreatedAt + ")\n"
+                + "ON CONFLICT DO NOTHING\n"
+                + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n"
+                + recordedAfter(write, more, result);
+    }
+
+    private static String recordedAfter(String write, String more, String result) {
+        return "w AS (\n" + write + "),\n"
                 + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)\n"
                 + "      SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w)\n"
                 + more
@@ -79,21 +100,23 @@ final class TransferSql {
             """;
 
     /**
-     * Insert unless the intent exists; a conflict returns no row and the caller reads the original. The conflict is
-     * any unique constraint's, not only (user_id, idempotency_key)'s: the provider reference is derived from the
-     * intent, so two inserts of one intent racing each other also collide on it, and a conflict on a constraint
-     * that {@code ON CONFLICT} does not name is an error, not a conflict (ConcurrentInsertTest).
+     * Insert unless the intent's key is taken; a conflict returns no row and the caller reads the original. The conflict
+     * is on {@code transfer_keys} ({@link #keyed}), either of its unique constraints, (user_id, idempotency_key) or the
+     * provider reference: an {@code ON CONFLICT} that named one would turn a conflict on the other into an error
+     * (ConcurrentInsertTest). The transfer's own {@code ON CONFLICT DO NOTHING} covers its id.
      * A scheduled transfer ({@code $13}, its {@code execute_at}) is first due for the sweeper at that instant; one sent
      * at once after the pending grace ({@code $11} ms), the time its accepting instance has to process it first.
      */
-    static final String INSERT = recorded("""
+    static final String INSERT = keyed("now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    next_attempt_at, last_actor, last_reason, execute_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                    coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz)
+            SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+                   k.provider_reference,
+                   coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12::text, 'accepted', $13::timestamptz
+              FROM k
             ON CONFLICT DO NOTHING
-            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, COLUMNS);
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, "", COLUMNS);
 
     /**
      * {@link #INSERT} with the hold, in the same statement: the row inserted, its event, the account's held amount
@@ -108,12 +131,14 @@ final class TransferSql {
      * CHECK). Two first uses of one account racing each other collide on its primary key, {@link #ACCOUNT_KEY}: the
      * loser's statement aborts whole and is run again, when the UPDATE finds the account.
      */
-    static final String INSERT_HOLDING = recorded("""
+    static final String INSERT_HOLDING = keyed("now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    next_attempt_at, last_actor, last_reason, execute_at, holds_funds)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                    coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12, 'accepted', $13::timestamptz, true)
+            SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+                   k.provider_reference,
+                   coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12::text, 'accepted', $13::timestamptz, true
+              FROM k
             ON CONFLICT DO NOTHING
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, """
             , opened AS (
@@ -185,7 +210,16 @@ final class TransferSql {
                 SELECT user_id, currency, 'post', amount, -amount, amount, -amount, id FROM h)
             """;
 
-    static final String FIND_BY_KEY = "SELECT " + COLUMNS + " FROM transfers WHERE user_id = $1 AND idempotency_key = $2";
+    /**
+     * The transfer a key names, through {@code transfer_keys} (V16): the key table alone says whether a key is taken,
+     * for its whole window; the transfer is then read by its primary key. No row once the key's window has passed.
+     */
+    static final String FIND_BY_KEY = """
+            SELECT\s""" + COLUMNS + """
+
+              FROM transfers
+             WHERE id = (SELECT transfer_id FROM transfer_keys WHERE user_id = $1 AND idempotency_key = $2)
+               AND user_id = $1""";
 
     static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
 
@@ -401,16 +435,18 @@ final class TransferSql {
      * did ({@link #HOLD_OWED}): the provider may have paid it already, so the hold is taken even past the available
      * balance, and the fence that makes it {@code sent} posts it like any other.
      */
-    static final String INSERT_RECOVERED = recorded("""
+    static final String INSERT_RECOVERED = keyed("now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason, execute_at,
                                    holds_funds)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'reconciling',
-                    now() + $11::bigint * interval '1 millisecond',
-                    now() + ($11::bigint + $12::bigint) * interval '1 millisecond', $13, $14,
-                    'row lost by the database, re-created from its idempotency record: look up before any send', $15,
-                    $16)
+            SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+                   k.provider_reference, 'reconciling',
+                   now() + $11::bigint * interval '1 millisecond',
+                   now() + ($11::bigint + $12::bigint) * interval '1 millisecond', $13::timestamptz, $14::text,
+                   'row lost by the database, re-created from its idempotency record: look up before any send', $15::timestamptz,
+                   $16::boolean
+              FROM k
             ON CONFLICT DO NOTHING
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", HOLD_OWED.formatted("$17"), COLUMNS);
 
@@ -423,14 +459,16 @@ final class TransferSql {
      * ({@link #POSTING_OWED}): its hold and its posting were lost with it, and the money did leave. A restored
      * {@code failed} or {@code cancelled} one moved nothing and holds nothing.
      */
-    static final String INSERT_RESTORED = recorded("""
+    static final String INSERT_RESTORED = keyed("$14::timestamptz", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    status, version, failure_reason, created_at, updated_at, last_actor, last_reason, execute_at,
                                    holds_funds)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                    'row lost by the database, restored in its final state from its idempotency record', $17,
-                    $18 AND $11 = 'sent')
+            SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+                   k.provider_reference, $11::text, $12::bigint, $13::text, $14::timestamptz, $15::timestamptz, $16::text,
+                   'row lost by the database, restored in its final state from its idempotency record', $17::timestamptz,
+                   $18::boolean AND $11::text = 'sent'
+              FROM k
             ON CONFLICT DO NOTHING
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", POSTING_OWED.formatted("$19"), COLUMNS);
 
@@ -525,6 +563,31 @@ final class TransferSql {
     static final String DETACH_EVENT_PARTITIONS = """
             SELECT busy, name, to_at, outcome
               FROM ledgerline_detach_event_partitions($1, $2, $3, $4::bigint * interval '1 millisecond')""";
+
+    /**
+     * Keys whose window ended by $1 and whose transfer ended by then too, at most $2, removed (V16's owner function);
+     * -1 when another session holds the retention lock.
+     */
+    static final String EXPIRE_KEYS = "SELECT ledgerline_expire_transfer_keys($1, $2) AS expired";
+
+    /** Keys removable for more than a day past $1 and still there, up to 1,000. */
+    static final String KEYS_OVERDUE = "SELECT ledgerline_transfer_keys_overdue($1) AS overdue";
+
+    // ---- the lifecycle of transfers (migration V17): the same shape, the owner's functions under the same lock ----
+
+    /** Partitions of {@code transfers} for the ranges of span {@code $3} ms meeting [$1, $2), at most $4; -1 when locked. */
+    static final String CREATE_TRANSFER_PARTITIONS = """
+            SELECT ledgerline_create_transfer_partitions($1, $2, $3::bigint * interval '1 millisecond', $4,
+                                                         $5::bigint * interval '1 millisecond') AS created""";
+
+    /** Partitions of {@code transfers} whose range ended by $1 detached, at most $2, dropped or ($3) kept. */
+    static final String DETACH_TRANSFER_PARTITIONS = """
+            SELECT busy, name, to_at, outcome
+              FROM ledgerline_detach_transfer_partitions($1, $2, $3, $4::bigint * interval '1 millisecond')""";
+
+    /** How far ahead partitions of {@code transfers} reach, how many are past $1, rows in its default partition. */
+    static final String TRANSFER_PARTITIONS_STATUS = """
+            SELECT covered_until, overdue, default_rows FROM ledgerline_transfer_partitions_status($1)""";
 
     /** How far ahead partitions reach, how many are past $1 and still attached, events in the default partition. */
     static final String EVENT_PARTITIONS_STATUS = """

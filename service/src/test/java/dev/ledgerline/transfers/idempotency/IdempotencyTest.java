@@ -211,6 +211,9 @@ class IdempotencyTest {
                         + " VALUES (?::uuid, ?, ?, ?, 1250, 'EUR', ?, ?, ?, ?, now() + interval '1 hour', 'test')",
                 id, principal, "key-" + id, dev.ledgerline.transfers.hashing.Sha256.hex(canonical), Api.IBAN, name, description,
                 "ll_" + id.replace("-", ""));
+        // and its key, as the service writes it with every transfer (transfer_keys, V16)
+        Db.update("INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id)"
+                + " VALUES (?, ?, ?, ?::uuid)", principal, "key-" + id, "ll_" + id.replace("-", ""), id);
         return id;
     }
 

@@ -304,12 +304,14 @@ class LostCommitTest {
     }
 
     /**
-     * Forgets a sent transfer as a database that lost its commits does: the row, its events, its hold and posting, and
-     * the posting's effect on the account (the opening, which an earlier commit wrote, stays).
+     * Forgets a sent transfer as a database that lost its commits does: the row, its key (written by the same statement),
+     * its events, its hold and posting, and the posting's effect on the account (the opening, which an earlier commit
+     * wrote, stays).
      */
     private static void forgetSent(String id, String owner, long amount) {
         forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
                 "DELETE FROM transfers WHERE id = '" + id + "'",
+                "DELETE FROM transfer_keys WHERE transfer_id = '" + id + "'",
                 "DELETE FROM ledger_entries WHERE transfer_id = '" + id + "'",
                 "UPDATE accounts SET posted = posted + " + amount + " WHERE principal = '" + owner + "' AND currency = 'EUR'");
     }

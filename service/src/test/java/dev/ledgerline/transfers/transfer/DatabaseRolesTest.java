@@ -162,6 +162,56 @@ class DatabaseRolesTest {
     }
 
     @Test
+    void theServiceRoleMakesAndDetachesTransferPartitionsOnlyThroughTheOwnersFunctions() throws Exception {
+        String later = "date_trunc('day', now(), 'UTC') + interval '40 days'";
+        assertEquals(2, query(SERVICE, "SELECT ledgerline_create_transfer_partitions(" + later + ", " + later + " + interval '2 days',"
+                + " interval '1 day', 10, interval '1 second') AS n").get(0).get("n"), "two days, one partition each");
+        String partition = (String) query(OwnPostgres.SUPERUSER, "SELECT name FROM ledgerline_partitions_of('transfers')"
+                + " WHERE from_at = " + later).get(0).get("name");
+        for (String sql : List.of(
+                "ALTER TABLE transfers DETACH PARTITION " + partition,
+                "ALTER TABLE transfers DETACH PARTITION transfers_initial",
+                "DROP TABLE " + partition,
+                "DELETE FROM " + partition,
+                "DELETE FROM transfers_initial",
+                "TRUNCATE transfers_initial",
+                "CREATE TABLE transfers_shadow PARTITION OF transfers FOR VALUES FROM ('2001-01-01') TO ('2001-01-02')",
+                "SELECT * FROM ledgerline_partitions_of('transfers')")) {
+            refused(SERVICE, sql);
+        }
+        // whatever the service passes, nothing of the last day leaves (and partitions ahead, with it)
+        long before = query(OwnPostgres.SUPERUSER, "SELECT 1 FROM ledgerline_partitions_of('transfers')").size();
+        assertTrue(query(SERVICE, "SELECT * FROM ledgerline_detach_transfer_partitions(now() + interval '1000 days', 100, false,"
+                + " interval '1 second')").isEmpty());
+        assertEquals(before, query(OwnPostgres.SUPERUSER, "SELECT 1 FROM ledgerline_partitions_of('transfers')").size());
+        // a partition made by the function keeps its rows like its parent, for every role but through DDL
+        refused(OwnPostgres.SUPERUSER, "DELETE FROM " + partition, "23001");
+        refused(OwnPostgres.SUPERUSER, "TRUNCATE " + partition, "23001");
+        refused(OwnPostgres.SUPERUSER, "DELETE FROM transfers", "23001");
+    }
+
+    @Test
+    void theServiceRoleWritesKeysButRemovesThemOnlyThroughTheOwnersFunctionAndNeverOneOfTheLastDay() throws Exception {
+        UUID id = UUID.randomUUID();
+        update(SERVICE, "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id) VALUES ('alice', ?, ?, ?)",
+                "key-" + id, "ll_" + id.toString().replace("-", ""), id);
+        for (String sql : List.of(
+                "DELETE FROM transfer_keys WHERE transfer_id = '" + id + "'",
+                "UPDATE transfer_keys SET created_at = now() - interval '1000 days' WHERE transfer_id = '" + id + "'",
+                "TRUNCATE transfer_keys",
+                "DROP TABLE transfer_keys",
+                "ALTER TABLE transfer_keys DROP CONSTRAINT transfer_keys_pkey")) {
+            refused(SERVICE, sql);
+        }
+        // whatever the service passes, a key of the last day stays (its transfer is gone, so only the floor keeps it)
+        assertEquals(0, query(SERVICE, "SELECT ledgerline_expire_transfer_keys(now() + interval '1000 days', 100) AS n").get(0).get("n"));
+        assertEquals(1, query(OwnPostgres.SUPERUSER, "SELECT 1 FROM transfer_keys WHERE transfer_id = '" + id + "'").size());
+        refused(OPERATOR, "SELECT ledgerline_expire_transfer_keys(now(), 100)");
+        // a key is never rewritten, by any role
+        refused(OwnPostgres.SUPERUSER, "UPDATE transfer_keys SET transfer_id = gen_random_uuid() WHERE transfer_id = '" + id + "'", "23001");
+    }
+
+    @Test
     void theServicesFlywayRunAtStartOnlyReadsAndRefusesToApplyAMigration(@TempDir Path extra) throws Exception {
         assertEquals(0, db.flyway(SERVICE).migrate().migrationsExecuted, "nothing pending: the service starts");
 

@@ -374,20 +374,22 @@ public class IdempotencyService {
     private NewTransfer newTransfer(UUID id, String principal, IdempotencyKey key, TransferRequest request, String fingerprint) {
         return new NewTransfer(id, principal, key.value(), fingerprint, request.amount(), request.currency(),
                 request.destination().iban(), request.destination().name(), request.description(),
-                providerReference(principal, key, id), request.executeAt());
+                providerReference(principal, key), request.executeAt());
     }
 
     /**
-     * The provider's idempotency key for an intent, derived from it: the same (principal, Idempotency-Key, transfer id)
-     * always gives the same reference, so a transfer the database lost and created again from its idempotency record
-     * (which names the id) is the payment the provider already knows, and no two intents share one. The id is part of
-     * it because a key is unique only for its window (docs/safety.md "Idempotency policy"): the same key used again
-     * after it is a new transfer, and must not reach the provider under a reference it already executed, which a
-     * lookup would answer with the old payment. Keyed by {@code ledgerline.idempotency.reference-secret}, so nobody
-     * outside can tell a reference from a principal and a key. 32 hex digits (128 bits).
+     * The provider's idempotency key for an intent, derived from it: the same (principal, Idempotency-Key) always gives
+     * the same reference, so a transfer the database lost and created again is the payment the provider already knows,
+     * whether it is re-created from its idempotency record or, when Redis lost that record too, as a new row with a new
+     * id; and no two intents share one. The id stays out of it for that second case: with it, a lost commit and a lost
+     * Redis entry together would send one intent under two references, and the provider would pay twice. A key used
+     * again after its window (docs/safety.md "Idempotency policy") therefore reaches the provider under the reference
+     * of the payment it made then; start-up refuses a key window shorter than the provider's, so by then the provider
+     * has forgotten that reference and executes the new send. Keyed by {@code ledgerline.idempotency.reference-secret},
+     * so nobody outside can tell a reference from a principal and a key. 32 hex digits (128 bits).
      */
-    String providerReference(String principal, IdempotencyKey key, UUID id) {
-        return "ll_" + references.hex(principal.length() + ":" + principal + "|" + key.value() + "|" + id).substring(0, 32);
+    String providerReference(String principal, IdempotencyKey key) {
+        return "ll_" + references.hex(principal.length() + ":" + principal + "|" + key.value()).substring(0, 32);
     }
 
     private ProblemException inUse() {

@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.transfer.Claim;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
@@ -66,6 +67,9 @@ class LostCommitTest {
     @Inject
     TransferRepository repository;
 
+    @Inject
+    RedisCommands redis;
+
     @AfterEach
     void healthy() throws Exception {
         Sandbox.reset();
@@ -104,6 +108,30 @@ class LostCommitTest {
         assertEquals(List.of(paid[0], 0L, paid[0]), List.of(Api.balance(alice, "EUR")[0], Api.balance(alice, "EUR")[1],
                 Api.balance(alice, "EUR")[2]), "EUR posted, held, available");
         assertEquals(List.of("hold", "post"), entryKinds(id));
+    }
+
+    @Test
+    void aRetryAfterTheDatabaseAndRedisBothLostTheTransferStillPaysOnce() {
+        // a lost commit, and a Redis that lost the idempotency record too (restarted empty): nothing names the old id,
+        // so the retry creates a new row; the provider reference, derived from the intent, is the one it already paid
+        String owner = "lost-both-" + UUID.randomUUID();
+        String alice = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(7_313);
+        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        String reference = Rows.reference(id);
+        assertEquals(1, Sandbox.executions(reference));
+        forgetSent(id, owner, 7_313);
+        redis.execute("FLUSHALL").await().atMost(Duration.ofSeconds(5));
+
+        var retry = Api.post(alice, key, body);
+        retry.then().statusCode(201);
+        String again = retry.path("id");
+        assertEquals(reference, Rows.reference(again), "the new row carries the reference the provider knows");
+        Await.status(again, "sent", DEADLINE);
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
+        assertEquals(1, executedOrdersOf(7_313), "no other reference paid the same intent: " + ordersOf(7_313));
     }
 
     @Test

@@ -112,8 +112,9 @@ public interface LedgerlineConfig {
         /**
          * How long an idempotency key stays unique after its transfer ended: within it a request with the key answers
          * that transfer (a replay, or 422 for another body); after it the key is removed from {@code transfer_keys} and
-         * the same key is a new intent, which creates a new transfer under a new provider reference. A transfer that has
-         * not ended (parked ones included) keeps its key. At least a day and at least {@code ledgerline.provider.key-window}:
+         * the same key is a new intent, which creates a new transfer (under the intent's provider reference, which the
+         * provider has forgotten by then). A transfer that has not ended (parked ones included) keeps its key. At least a
+         * day and at least {@code ledgerline.provider.key-window}:
          * far above any client's retry horizon (the SDKs give up after 30 s) and Stripe's 24 h; 30 days by default, the
          * history's own retention, so that a client reconciling a month of its payments by key finds every one.
          */

@@ -83,10 +83,8 @@ class LostCommitTest {
         String alice = writer(owner);
         String key = Api.newKey();
         String body = Api.body(7_301);
-        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
+        String id = sentOnce(alice, key, body);
         String reference = Rows.reference(id);
-        assertEquals(1, Sandbox.executions(reference));
         long[] paid = Api.balance(alice, "EUR");
         forgetSent(id, owner, 7_301);
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ?::uuid", id));
@@ -118,10 +116,8 @@ class LostCommitTest {
         String alice = writer(owner);
         String key = Api.newKey();
         String body = Api.body(7_313);
-        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
+        String id = sentOnce(alice, key, body);
         String reference = Rows.reference(id);
-        assertEquals(1, Sandbox.executions(reference));
         forgetSent(id, owner, 7_313);
         redis.execute("FLUSHALL").await().atMost(Duration.ofSeconds(5));
 
@@ -324,6 +320,14 @@ class LostCommitTest {
 
     private static long version(String id) {
         return (Long) Db.query("SELECT version FROM transfers WHERE id = ?::uuid", id).get(0).get("version");
+    }
+
+    /** Posts {@code body} under {@code key} and waits until it is sent, executed once at the provider: its id. */
+    private static String sentOnce(String token, String key, String body) {
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        assertEquals(1, Sandbox.executions(Rows.reference(id)));
+        return id;
     }
 
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */

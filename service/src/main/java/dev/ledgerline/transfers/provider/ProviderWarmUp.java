@@ -23,14 +23,14 @@ import java.time.Duration;
  *
  * <p>It never calls the provider: {@link #guarded()} is a local no-op with the same annotations as
  * {@link ProviderClient#send}, so what stays for the first real send is building its own guard from classes
- * already loaded. It runs before the scheduler starts ({@link StartupOrder}), whose first sweep may send.
+ * already loaded. It runs before the beans and the scheduler ({@link StartupOrder#CLIENTS}), whose first sweep may send.
  */
 @ApplicationScoped
 public class ProviderWarmUp {
 
     private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
 
-    void warm(@Observes @Priority(StartupOrder.BEFORE_SCHEDULER) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
+    void warm(@Observes @Priority(StartupOrder.CLIENTS) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
         ClientProxy.unwrap(client);
         ClientProxy.unwrap(rest);
         try {

@@ -19,7 +19,8 @@ import java.util.stream.IntStream;
  * thread. Left to the first request, the pool is created lazily on an event-loop thread, and its first
  * connections load the client's classes (pool, SCRAM, the extended-query codec) there: hundreds of
  * milliseconds of class loading in the middle of request handling. Connections opened later only wait for I/O.
- * It runs before the scheduler starts ({@link StartupOrder}), or the first sweep could still find the pool unbuilt.
+ * It runs before the beans that start timers and before the scheduler ({@link StartupOrder#CLIENTS}): a backlog
+ * count or a sweep that found the pool still being built would wait for it on an event loop.
  */
 @ApplicationScoped
 class PoolWarmUp {
@@ -28,7 +29,7 @@ class PoolWarmUp {
     /** Enough concurrent statements that more than one connection is opened, far below the pool's size. */
     static final int CONNECTIONS = 4;
 
-    void warm(@Observes @Priority(StartupOrder.BEFORE_SCHEDULER) StartupEvent start, Pool pool) {
+    void warm(@Observes @Priority(StartupOrder.CLIENTS) StartupEvent start, Pool pool) {
         List<Uni<Integer>> statements = IntStream.range(0, CONNECTIONS)
                 .mapToObj(i -> pool.preparedQuery("SELECT $1::int").execute(Tuple.of(i)).map(rows -> rows.size()))
                 .toList();

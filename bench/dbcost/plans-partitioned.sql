@@ -1,7 +1,7 @@
 -- Plans of the hot queries on transfers partitioned by day (migration V17), on a scratch database with every migration
 -- applied: bench/dbcost/plans.sh runs it on a private cluster. 200,000 transfers over ten days (1,000 pending, 200
 -- reconciling, 100 processing, the rest sent), their keys, partitions ten days back and a week ahead, statistics
--- analysed. Each query is TransferSql's text with the service's default values, prepared; the writes run inside a
+-- analysed. Ids carry their creation time as the service's do (V18). Each query is TransferSql's text with the service's default values, prepared; the writes run inside a
 -- transaction that is rolled back.
 \set ON_ERROR_STOP on
 SELECT ledgerline_create_transfer_partitions(date_trunc('day', now(), 'UTC') - interval '10 days', now() + interval '7 days',
@@ -9,7 +9,7 @@ SELECT ledgerline_create_transfer_partitions(date_trunc('day', now(), 'UTC') - i
 INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, destination_name,
                        provider_reference, status, version, last_actor, created_at, updated_at, next_attempt_at,
                        lease_expires_at)
-SELECT gen_random_uuid(), 'user-' || (i % 1000), 'key-' || i, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada',
+SELECT ledgerline_transfer_id(gen_random_uuid(), c.at), 'user-' || (i % 1000), 'key-' || i, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada',
        'll_' || md5(i::text),
        CASE WHEN i % 200 = 0 THEN 'pending' WHEN i % 1000 = 1 THEN 'reconciling' WHEN i % 2000 = 3 THEN 'processing' ELSE 'sent' END,
        CASE WHEN i % 200 = 0 THEN 0 ELSE 2 END, 'fill', c.at, c.at, c.at + interval '1 second',
@@ -20,19 +20,28 @@ SELECT user_id, idempotency_key, provider_reference, id, created_at FROM transfe
 ANALYZE;
 SELECT count(*) AS partitions FROM ledgerline_partitions_of('transfers');
 SELECT id AS probe_id, created_at AS probe_at FROM transfers WHERE status = 'sent' ORDER BY created_at LIMIT 1 \gset
+SELECT id AS recent_id FROM transfers WHERE status = 'sent' ORDER BY created_at DESC LIMIT 1 \gset
 
-\echo '== FIND_BY_ID (the long poll, GET /v1/transfers/{id})'
+\echo '== FIND_BY_ID (the long poll, GET /v1/transfers/{id}), a transfer of today'
 PREPARE find_by_id (uuid) AS
 SELECT id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,
-       provider_reference, status, version, failure_reason, created_at, updated_at, execute_at FROM transfers WHERE id = $1;
+       provider_reference, status, version, failure_reason, created_at, updated_at, execute_at FROM transfers
+ WHERE id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid);
+EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE find_by_id(:'recent_id');
+\echo '== FIND_BY_ID, the oldest transfer (ten days back)'
 EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE find_by_id(:'probe_id');
+SET plan_cache_mode = force_generic_plan;
+\echo '== FIND_BY_ID, a transfer of today, the generic plan'
+EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE find_by_id(:'recent_id');
+RESET plan_cache_mode;
 
 \echo '== FIND_BY_KEY (a replay PostgreSQL answers)'
 PREPARE find_by_key (text, text) AS
+WITH k AS (SELECT transfer_id FROM transfer_keys WHERE user_id = $1 AND idempotency_key = $2)
 SELECT id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,
        provider_reference, status, version, failure_reason, created_at, updated_at, execute_at
   FROM transfers
- WHERE id = (SELECT transfer_id FROM transfer_keys WHERE user_id = $1 AND idempotency_key = $2)
+ WHERE id = (SELECT transfer_id FROM k) AND created_at >= ledgerline_transfer_id_time((SELECT transfer_id FROM k))
    AND user_id = $1;
 EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE find_by_key('user-1', 'key-1');
 

@@ -35,7 +35,8 @@ public class EventFeed {
             SELECT e.feed_xid::text AS feed_xid, e.transfer_id, e.version, e.from_status, e.to_status, e.actor, e.reason,
                    e.at, t.user_id, t.amount, t.currency, t.destination_iban, t.destination_name, t.description,
                    t.created_at
-              FROM transfer_events e JOIN transfers t ON t.id = e.transfer_id
+              FROM transfer_events e JOIN transfers t
+                ON t.id = e.transfer_id AND t.created_at >= ledgerline_transfer_id_time(e.transfer_id)
              WHERE e.feed_xid < pg_snapshot_xmin(pg_current_snapshot())
                AND (e.feed_xid, e.transfer_id, e.version) > ($1::text::xid8, $2, $3)
                AND e.at >= now() - $5::bigint * interval '1 millisecond'

@@ -289,6 +289,7 @@ public class IdempotencyService {
                                        String ourMarker) {
         TransferRequest request = body.request();
         String fingerprint = body.fingerprint();
+        // random bits only: the inserting statement puts the database's time in them (TransferSql.NEW_ID)
         NewTransfer candidate = newTransfer(UUID.randomUUID(), principal, key, request, fingerprint);
         boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
         Uni<Transfer> created = late ? Uni.createFrom().nullItem()

@@ -102,7 +102,8 @@ public class TransferRepository {
     }
 
     /**
-     * The inserted transfer, or {@code null} when the (user, key) pair already exists. With the ledger on, the
+     * The inserted transfer, or {@code null} when the (user, key) pair already exists. Its id is not {@code t.id()}
+     * but a UUID of version 7 made from it and the database's time ({@link TransferSql#NEW_ID}). With the ledger on, the
      * insert holds the amount in the same statement ({@link TransferSql#INSERT_HOLDING}) and fails with
      * {@code insufficient-funds} when the owner's available balance does not cover it; nothing is written then.
      */

@@ -44,13 +44,14 @@ final class TransferSql {
      * returns {@code transfer_id}, {@code user_id}, {@code idempotency_key} and {@code provider_reference}; {@code write}
      * inserts the transfer {@code SELECT … FROM k}, so a key that exists already ({@code ON CONFLICT DO NOTHING})
      * inserts no transfer, no event and no hold, and a transfer never exists without its key. Otherwise as
-     * {@link #recorded(String, String, String)}. {@code keyCreatedAt}: the key's {@code created_at}, from which its window
-     * counts.
+     * {@link #recorded(String, String, String)}. {@code transferId}: the transfer's id, {@link #NEW_ID} for a new
+     * transfer or {@code $1} for one re-created under the id it had; {@code keyCreatedAt}: the key's {@code created_at},
+     * from which its window counts.
      */
-    static String keyed(String keyCreatedAt, String write, String more, String result) {
+    static String keyed(String transferId, String keyCreatedAt, String write, String more, String result) {
         return "WITH k AS (\n"
                 + "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id, created_at)\n"
-                + "VALUES ($2, $3, $10, $1, " + keyCreatedAt + ")\n"
+                + "VALUES ($2, $3, $10, " + transferId + ", " + keyCreatedAt + ")\n"
                 + "ON CONFLICT DO NOTHING\n"
                 + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n"
                 + recordedAfter(write, more, result);
@@ -63,6 +64,21 @@ final class TransferSql {
                 + more
                 + "SELECT " + result + " FROM w";
     }
+
+    /**
+     * A new transfer's id (V18): a UUID of version 7 made by the inserting statement from the service's random UUID
+     * ({@code $1}) and the transaction's {@code now()}, which is also the row's {@code created_at}, so that the id
+     * carries the partition its row is in.
+     */
+    static final String NEW_ID = "ledgerline_transfer_id($1::uuid, now())";
+
+    /**
+     * The row of the id {@code $1}, on the partitions that can hold it: {@code created_at} is never before the time
+     * the id carries (V18, {@code transfers_id_in_time}), so every partition that ended before it is pruned when the
+     * statement starts. An id made before V18 carries no time, and every partition is read, as before. The claim,
+     * the park, the cancel and the history's bound carry the same condition in their text.
+     */
+    static final String BY_ID = "id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid)";
 
     /** The name of the CHECK that refuses a hold larger than the account's available funds (V12). */
     static final String FUNDS_CONSTRAINT = "accounts_available_not_negative";
@@ -107,7 +123,7 @@ final class TransferSql {
      * A scheduled transfer ({@code $13}, its {@code execute_at}) is first due for the sweeper at that instant; one sent
      * at once after the pending grace ({@code $11} ms), the time its accepting instance has to process it first.
      */
-    static final String INSERT = keyed("now()", """
+    static final String INSERT = keyed(NEW_ID, "now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    next_attempt_at, last_actor, last_reason, execute_at)
@@ -131,7 +147,7 @@ final class TransferSql {
      * CHECK). Two first uses of one account racing each other collide on its primary key, {@link #ACCOUNT_KEY}: the
      * loser's statement aborts whole and is run again, when the UPDATE finds the account.
      */
-    static final String INSERT_HOLDING = keyed("now()", """
+    static final String INSERT_HOLDING = keyed(NEW_ID, "now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    next_attempt_at, last_actor, last_reason, execute_at, holds_funds)
@@ -212,19 +228,21 @@ final class TransferSql {
 
     /**
      * The transfer a key names, through {@code transfer_keys} (V16): the key table alone says whether a key is taken,
-     * for its whole window; the transfer is then read by its primary key. No row once the key's window has passed.
+     * for its whole window; the transfer is then read by its id, on the partitions that can hold it ({@link #BY_ID}).
+     * No row once the key's window has passed.
      */
     static final String FIND_BY_KEY = """
+            WITH k AS (SELECT transfer_id FROM transfer_keys WHERE user_id = $1 AND idempotency_key = $2)
             SELECT\s""" + COLUMNS + """
 
               FROM transfers
-             WHERE id = (SELECT transfer_id FROM transfer_keys WHERE user_id = $1 AND idempotency_key = $2)
+             WHERE id = (SELECT transfer_id FROM k) AND created_at >= ledgerline_transfer_id_time((SELECT transfer_id FROM k))
                AND user_id = $1""";
 
-    static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE id = $1";
+    static final String FIND_BY_ID = "SELECT " + COLUMNS + " FROM transfers WHERE " + BY_ID;
 
     /** Whether the row exists: a primary-key probe that reads and sends back no column. */
-    static final String EXISTS_BY_ID = "SELECT 1 FROM transfers WHERE id = $1";
+    static final String EXISTS_BY_ID = "SELECT 1 FROM transfers WHERE " + BY_ID;
 
     /**
      * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
@@ -257,7 +275,7 @@ final class TransferSql {
                    first_sent_at = coalesce(first_sent_at, now()),
                    attempts = attempts + 1, sends = sends + 1,
                    updated_at = now(), last_actor = $2, last_reason = $4
-             WHERE id = $1 AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
+             WHERE id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid) AND status = $5 AND version = $6 AND status IN ('pending', 'reconciling')
                AND (send_not_after IS NULL OR send_not_after + $8::bigint * interval '1 millisecond' <= now())
                AND (first_sent_at IS NULL OR first_sent_at + $9::bigint * interval '1 millisecond' > now())
                AND (execute_at IS NULL OR execute_at <= now())
@@ -279,7 +297,9 @@ final class TransferSql {
      */
     static final String FENCE = recorded("""
             WITH locked AS MATERIALIZED (
-                SELECT id FROM transfers WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)
+                SELECT id FROM transfers WHERE id = ANY($1::uuid[]) AND created_at >= (SELECT min(ledgerline_transfer_id_time(f))
+                                                                                         FROM unnest($1::uuid[]) f)
+                 ORDER BY id FOR UPDATE)
             UPDATE transfers t
                SET previous_status = t.status, status = f.status, version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), failure_reason = f.failure_reason,
                    claimed_by = NULL, claim_token = NULL, lease_expires_at = NULL,
@@ -292,6 +312,7 @@ final class TransferSql {
                    AS f (id, version, status, failure_reason, next_attempt_in, actor, reason, refused, claim_token)
              WHERE t.id = f.id AND t.version = f.version AND t.claim_token = f.claim_token
                AND t.id IN (SELECT id FROM locked)
+               AND t.created_at >= (SELECT min(ledgerline_transfer_id_time(f)) FROM unnest($1::uuid[]) f)
             RETURNING t.id, t.version, t.status, t.previous_status, t.last_actor, t.last_reason, t.feed_xid,
                       t.user_id, t.currency, t.amount, t.holds_funds""", RESOLVE_HOLDS, "id, version");
 
@@ -379,7 +400,7 @@ final class TransferSql {
             UPDATE transfers
                SET previous_status = status, version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()), next_attempt_at = 'infinity', claim_token = NULL,
                    updated_at = now(), last_actor = $3, last_reason = $4
-             WHERE id = $1 AND version = $2 AND status = 'reconciling' AND claim_token = $5
+             WHERE id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid) AND version = $2 AND status = 'reconciling' AND claim_token = $5
             RETURNING id, version, status,\s""" + EVENT_COLUMNS, "version");
 
     /**
@@ -435,7 +456,7 @@ final class TransferSql {
      * did ({@link #HOLD_OWED}): the provider may have paid it already, so the hold is taken even past the available
      * balance, and the fence that makes it {@code sent} posts it like any other.
      */
-    static final String INSERT_RECOVERED = keyed("now()", """
+    static final String INSERT_RECOVERED = keyed("$1", "now()", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason, execute_at,
@@ -459,7 +480,7 @@ final class TransferSql {
      * ({@link #POSTING_OWED}): its hold and its posting were lost with it, and the money did leave. A restored
      * {@code failed} or {@code cancelled} one moved nothing and holds nothing.
      */
-    static final String INSERT_RESTORED = keyed("$14::timestamptz", """
+    static final String INSERT_RESTORED = keyed("$1", "$14::timestamptz", """
             INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
                                    destination_iban, destination_name, description, provider_reference,
                                    status, version, failure_reason, created_at, updated_at, last_actor, last_reason, execute_at,
@@ -483,7 +504,7 @@ final class TransferSql {
             UPDATE transfers
                SET previous_status = status, status = 'cancelled', version = version + 1, feed_xid = greatest(feed_xid, pg_current_xact_id()),
                    updated_at = now(), last_actor = $3, last_reason = $4
-             WHERE id = $1 AND version = $2 AND status = 'pending'
+             WHERE id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid) AND version = $2 AND status = 'pending'
                AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
             RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS + ", holds_funds", RESOLVE_HOLDS, COLUMNS);
 
@@ -549,7 +570,7 @@ final class TransferSql {
             SELECT version, from_status, to_status, actor, reason, at
               FROM transfer_events
              WHERE transfer_id = $1
-               AND at >= (SELECT created_at FROM transfers WHERE id = $1) - interval '1 hour'
+               AND at >= (SELECT created_at FROM transfers WHERE id = $1 AND created_at >= ledgerline_transfer_id_time($1::uuid)) - interval '1 hour'
              ORDER BY version""";
 
     // ---- the lifecycle of transfer_events (migration V14): the owner's functions, each under one advisory lock ----

@@ -58,7 +58,7 @@ class KeyWindowTest {
         String firstReference = reference(first);
 
         // 29 days after it ended: inside the window, the job keeps the key and a replay answers the transfer
-        backdate(first, Duration.ofDays(29));
+        first = backdate(first, Duration.ofDays(29));
         runJob();
         assertEquals(1, keys(owner, key), "inside its window the key stays");
         forgetInRedis(owner, key);
@@ -66,7 +66,7 @@ class KeyWindowTest {
         Api.post(token, key, Api.body(212)).then().statusCode(422);
 
         // 31 days after it ended: past the window, the job removes the key; the transfer itself stays
-        backdate(first, Duration.ofDays(31));
+        first = backdate(first, Duration.ofDays(31));
         double expired = Metrics.sum("ledgerline_retention_keys_expired_total", "");
         RetentionJob.Run run = runJob();
         assertTrue(run.keysExpired() >= 1, "the key past its window was removed: " + run);
@@ -101,7 +101,7 @@ class KeyWindowTest {
                  "description": "Rent", "executeAt": %s}""".formatted(Api.IBAN, executeAt);
         String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
         assertEquals("pending", Await.dbStatus(id));
-        backdate(id, Duration.ofDays(400));
+        id = backdate(id, Duration.ofDays(400));
 
         runJob();
 
@@ -142,12 +142,13 @@ class KeyWindowTest {
         return await().atMost(DEADLINE).until(() -> job.run().await().atMost(DEADLINE), r -> !r.busy());
     }
 
-    /** The key and its transfer as if created, and ended, {@code ago}: behind the triggers, which refuse both changes. */
-    private static void backdate(String id, Duration ago) {
+    /**
+     * The key and its transfer as if created, and ended, {@code ago}: behind the triggers, which refuse both changes.
+     * The transfer's id, which carries its creation time, changes with it: returns the new one.
+     */
+    private static String backdate(String id, Duration ago) {
         String at = "now() - interval '" + ago.toSeconds() + " seconds'";
-        Db.behindTheTriggers(
-                "UPDATE transfers SET created_at = " + at + ", updated_at = " + at + " WHERE id = '" + id + "'",
-                "UPDATE transfer_keys SET created_at = " + at + " WHERE transfer_id = '" + id + "'");
+        return Db.createdBack(id, at, at, "UPDATE transfer_keys SET created_at = " + at + " WHERE transfer_id = '%s'");
     }
 
     private void forgetInRedis(String owner, String key) {

@@ -71,9 +71,9 @@ class RetentionJobTest {
         String c = Api.create(token, 103);
         Await.allTerminal(List.of(a, b, c), DEADLINE);
         assertEquals("sent", Await.dbStatus(a));
-        backdate(a, day0.plus(Duration.ofHours(1)));
-        backdate(b, day0.plus(Duration.ofHours(2)));
-        backdate(c, day0.plus(DAY).plus(Duration.ofHours(1)));
+        a = backdate(a, day0.plus(Duration.ofHours(1)));
+        b = backdate(b, day0.plus(Duration.ofHours(2)));
+        c = backdate(c, day0.plus(DAY).plus(Duration.ofHours(1)));
         Instant parkedAt = day0.plus(DAY).plus(Duration.ofHours(3));
         String parked = Rows.parkedAt(owner, "reconciling", parkedAt.atOffset(ZoneOffset.UTC));
         Db.update("UPDATE transfers SET next_attempt_at = 'infinity' WHERE id = ?::uuid", parked);
@@ -149,11 +149,13 @@ class RetentionJobTest {
         assertFalse(await().atMost(DEADLINE).until(() -> job.run().await().atMost(DEADLINE), r -> !r.busy()).busy());
     }
 
-    /** The transfer and its events as if written at {@code at}: behind the triggers, which refuse both changes. */
-    private static void backdate(String id, Instant at) {
-        Db.behindTheTriggers(
-                "UPDATE transfers SET created_at = '" + at + "', updated_at = '" + at + "' WHERE id = '" + id + "'",
-                "UPDATE transfer_events SET at = '" + at + "'::timestamptz + version * interval '1 second' WHERE transfer_id = '" + id + "'");
+    /**
+     * The transfer and its events as if written at {@code at}: behind the triggers, which refuse both changes.
+     * The transfer's id, which carries its creation time, changes with it: returns the new one.
+     */
+    private static String backdate(String id, Instant at) {
+        return Db.createdBack(id, "'" + at + "'::timestamptz", "'" + at + "'::timestamptz",
+                "UPDATE transfer_events SET at = '" + at + "'::timestamptz + version * interval '1 second' WHERE transfer_id = '%s'");
     }
 
     private static void event(String id, String status, Instant at) {

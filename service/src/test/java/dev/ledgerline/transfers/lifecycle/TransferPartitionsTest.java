@@ -81,10 +81,10 @@ class TransferPartitionsTest {
         String bodyD = Api.body(304);
         String d = Api.post(token, keyD, bodyD).then().statusCode(201).extract().path("id");
         Await.allTerminal(List.of(a, b, c, d), DEADLINE);
-        backdate(a, day0.plus(Duration.ofHours(1)), true);
-        backdate(b, day0.plus(Duration.ofHours(2)), true);
-        backdate(c, day0.plus(DAY).plus(Duration.ofHours(1)), true);
-        backdate(d, day0.plus(DAY.multipliedBy(3)).plus(Duration.ofHours(1)), false);
+        a = backdate(a, day0.plus(Duration.ofHours(1)), true);
+        b = backdate(b, day0.plus(Duration.ofHours(2)), true);
+        c = backdate(c, day0.plus(DAY).plus(Duration.ofHours(1)), true);
+        d = backdate(d, day0.plus(DAY.multipliedBy(3)).plus(Duration.ofHours(1)), false);
         String parked = Rows.parkedAt(owner, "reconciling", day0.plus(DAY).plus(Duration.ofHours(3)).atOffset(ZoneOffset.UTC));
         Db.update("UPDATE transfers SET next_attempt_at = 'infinity' WHERE id = ?::uuid", parked);
         Instant openAt = day0.plus(DAY.multipliedBy(2)).plus(Duration.ofHours(1));
@@ -200,12 +200,13 @@ class TransferPartitionsTest {
         }
     }
 
-    /** The transfer and its key as if created at {@code at}; ended then too, or ({@code endedThen} false) only now. */
-    private static void backdate(String id, Instant at, boolean endedThen) {
-        String updated = endedThen ? "'" + at + "'" : "updated_at";
-        Db.behindTheTriggers(
-                "UPDATE transfers SET created_at = '" + at + "', updated_at = " + updated + " WHERE id = '" + id + "'",
-                "UPDATE transfer_keys SET created_at = '" + at + "' WHERE transfer_id = '" + id + "'");
+    /**
+     * The transfer and its key as if created at {@code at}; ended then too, or ({@code endedThen} false) only now. The
+     * transfer's id, which carries its creation time, changes with it: returns the new one.
+     */
+    private static String backdate(String id, Instant at, boolean endedThen) {
+        return Db.createdBack(id, "'" + at + "'::timestamptz", endedThen ? "'" + at + "'::timestamptz" : "updated_at",
+                "UPDATE transfer_keys SET created_at = '" + at + "' WHERE transfer_id = '%s'");
     }
 
     private void forgetInRedis(String owner, String key) {

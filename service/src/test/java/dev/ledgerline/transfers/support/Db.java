@@ -85,6 +85,28 @@ public final class Db {
         }
     }
 
+    /**
+     * Moves a transfer back to {@code at} (an SQL {@code timestamptz} expression) behind the triggers, as if it had been
+     * created then and last changed at {@code updatedAt}; {@code more} runs in the same transaction, {@code %s} in it
+     * standing for the id (to move its key's time, or its events'). A transfer's id carries its creation time (V18), and
+     * statements addressed by id read only the partitions from that time on: the transfer gets the id it would have had
+     * then, in every table that names it. Returns that id.
+     */
+    public static String createdBack(String id, String at, String updatedAt, String... more) {
+        String moved = (String) query("SELECT ledgerline_transfer_id(?::uuid, " + at + ")::text AS id", id).get(0).get("id");
+        List<String> statements = new ArrayList<>(List.of(
+                "UPDATE transfers SET id = '" + moved + "', created_at = " + at + ", updated_at = " + updatedAt
+                        + " WHERE id = '" + id + "'",
+                "UPDATE transfer_keys SET transfer_id = '" + moved + "' WHERE transfer_id = '" + id + "'",
+                "UPDATE transfer_events SET transfer_id = '" + moved + "' WHERE transfer_id = '" + id + "'",
+                "UPDATE ledger_entries SET transfer_id = '" + moved + "' WHERE transfer_id = '" + id + "'"));
+        for (String sql : more) {
+            statements.add(sql.formatted(moved));
+        }
+        behindTheTriggers(statements.toArray(String[]::new));
+        return moved;
+    }
+
     /** A connection of its own, for a test that holds a transaction open. */
     public static Connection connect() throws SQLException {
         LocalPostgres pg = TestStack.current().postgres();

@@ -312,7 +312,7 @@ def keep_evidence(tree, out, name):
     <work>/<name>-quarkus.log and <work>/<name>-reports/.
     """
     shutil.copy2(os.path.join(tree, "mutant.log"), os.path.join(out, name + ".log"))
-    # one log per test JVM: quarkus-test.log-fork1 (and -fork2 when both halves ran)
+    # one log per test JVM: quarkus-test.log-fork1, -fork2 and -fork3 when all three parts ran
     for service_log in sorted(glob.glob(os.path.join(tree, "service", "target", "quarkus-test.log*"))):
         suffix = os.path.basename(service_log)[len("quarkus-test.log"):]
         shutil.copy2(service_log, os.path.join(out, name + "-quarkus" + suffix + ".log"))

@@ -18,8 +18,15 @@
 -- The id's time is one millisecond early on purpose: the decimal seconds to_timestamp reads cannot round it past the
 -- created_at it came from.
 
+-- ledgerline_transfer_id is one SQL expression, inlined into the inserting statement. ledgerline_transfer_id_time is a
+-- STABLE PL/pgSQL function on purpose: PostgreSQL then neither folds it into a constant when it plans a statement nor
+-- inlines it, so a statement naming an id is pruned when it starts (initial pruning), its custom and generic plans cost
+-- the same, and the plan cache keeps the generic plan after five executions. As an IMMUTABLE or inlined SQL function
+-- the custom plan is pruned when planned, looks cheaper than the generic one, and every claim is then planned again:
+-- about a fifth more database CPU per transfer (bench/dbcost.sh, docs/capacity.md). The function's own expression is
+-- planned once per session and costs microseconds per call.
 CREATE FUNCTION ledgerline_transfer_id(random uuid, at timestamptz) RETURNS uuid
-LANGUAGE sql STABLE STRICT PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
     SELECT encode(set_byte(overlay(uuid_send(random)
                                    PLACING substring(int8send(floor(extract(epoch FROM at) * 1000)::bigint) FROM 3)
@@ -28,12 +35,14 @@ AS $$
 $$;
 
 CREATE FUNCTION ledgerline_transfer_id_time(id uuid) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-    SELECT CASE WHEN get_byte(uuid_send(id), 6) >> 4 = 7
+BEGIN
+    RETURN CASE WHEN get_byte(uuid_send(id), 6) >> 4 = 7
                 THEN to_timestamp((('x' || encode(substring(uuid_send(id) FROM 1 FOR 6), 'hex'))::bit(48)::bigint - 1)
                                   / 1000.0)
-                ELSE '-infinity'::timestamptz END
+                ELSE '-infinity'::timestamptz END;
+END;
 $$;
 
 CREATE FUNCTION transfers_refuse_id_after_creation() RETURNS trigger

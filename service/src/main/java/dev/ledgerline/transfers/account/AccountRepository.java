@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.account;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -19,6 +21,7 @@ import java.util.concurrent.TimeoutException;
  * Every read of {@code accounts} and {@code ledger_entries}, and every write of {@code credits}, each one statement of
  * {@link AccountSql}. Holds, posts and releases are written by the transfer's own statements, not here.
  */
+@Startup(StartupOrder.CLIENTS)
 @ApplicationScoped
 public class AccountRepository {
 

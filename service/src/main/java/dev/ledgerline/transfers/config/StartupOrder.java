@@ -11,10 +11,10 @@ import jakarta.interceptor.Interceptor;
  * <ol>
  *   <li>{@link #ALERT_SERIES}: {@code AlertMetrics} registers the series the alert rules read, so they exist before
  *       anything counts;</li>
- *   <li>{@link #CLIENTS}: the warm-ups that build the PostgreSQL pool and the provider client. They come before the
- *       beans because some beans start their own Vert.x timers when they are built (the backlog count fires a second
- *       later): on a slow start, a timer that reached the pool while the start-up thread was still building it would
- *       hold its event loop on the bean's creation lock;</li>
+ *   <li>{@link #CLIENTS}: the warm-ups that build the PostgreSQL pool and the provider client, and the repositories
+ *       over the pool. They come before the beans because some beans start their own Vert.x timers when they are built
+ *       (the backlog count fires a second later): on a slow start, a timer that reached the pool or a repository while
+ *       the start-up thread was still building it would hold its event loop on the bean's creation lock;</li>
  *   <li>{@link #BEFORE_SCHEDULER}: the beans the scheduler's jobs and the request path use;</li>
  *   <li>then the scheduler.</li>
  * </ol>
@@ -24,7 +24,7 @@ public final class StartupOrder {
     /** {@code AlertMetrics}: first, so the alerted series are there before any other bean counts. */
     public static final int ALERT_SERIES = Interceptor.Priority.PLATFORM_BEFORE - 3;
 
-    /** The PostgreSQL pool and the provider client, built before any bean that starts a timer using them. */
+    /** The PostgreSQL pool, the repositories over it and the provider client, built before any bean that starts a timer. */
     public static final int CLIENTS = Interceptor.Priority.PLATFORM_BEFORE - 2;
 
     /** Beans and warm-ups built before the scheduler starts. */

@@ -1,10 +1,12 @@
 package dev.ledgerline.transfers.events;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.transfer.HeldPolls;
 import dev.ledgerline.transfers.transfer.TransferEvent;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -24,6 +26,7 @@ import java.util.concurrent.TimeoutException;
  * V10 says why nothing can then appear behind a cursor). A read that finds nothing past the cursor may be held, and
  * looks again every {@code ledgerline.events.poll-every} until an event is there or the wait is over.
  */
+@Startup(StartupOrder.CLIENTS)
 @ApplicationScoped
 public class EventFeed {
 

@@ -1,11 +1,13 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -31,6 +33,7 @@ import java.util.concurrent.TimeoutException;
  * the conditional UPDATEs that carry the protocol's guarantees, their parameters, and the batching of fences
  * ({@link FenceQueue}).
  */
+@Startup(StartupOrder.CLIENTS)
 @ApplicationScoped
 public class TransferRepository {
 

@@ -1,8 +1,10 @@
 package dev.ledgerline.transfers.webhooks;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.events.FeedCursor;
 import dev.ledgerline.transfers.events.FeedEvent;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -22,6 +24,7 @@ import java.util.concurrent.TimeoutException;
  * All SQL on {@code webhook_endpoints} and {@code webhook_deliveries} (migration V11). Every write after the lease
  * matches the lease's token, so an instance whose lease was taken over changes nothing.
  */
+@Startup(StartupOrder.CLIENTS)
 @ApplicationScoped
 public class WebhookRepository {
 

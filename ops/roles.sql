@@ -146,6 +146,11 @@ BEGIN
                                   ledgerline_detach_transfer_partitions(timestamptz, integer, boolean, interval),
                                   ledgerline_transfer_partitions_status(timestamptz) TO ledgerline_service;
     END IF;
+    IF to_regclass('public.retention_floors') IS NOT NULL THEN
+        -- the floors under the retention policy (migration V19) are the owner's alone: no other role reads or changes them
+        REVOKE ALL ON retention_floors FROM PUBLIC, ledgerline_service, ledgerline_operator;
+        REVOKE ALL ON FUNCTION ledgerline_retention_floor(text) FROM PUBLIC, ledgerline_service, ledgerline_operator;
+    END IF;
     IF to_regprocedure('public.ledgerline_resume_parked(uuid, text, text)') IS NOT NULL THEN
         REVOKE ALL ON FUNCTION ledgerline_resume_parked(uuid, text, text) FROM PUBLIC, ledgerline_service;
         GRANT EXECUTE ON FUNCTION ledgerline_resume_parked(uuid, text, text) TO ledgerline_operator;
@@ -166,7 +171,7 @@ BEGIN
        AND NOT (c.relispartition OR c.relname LIKE 'transfer\_events\_%'
                 OR c.relname ~ '^transfers_([0-9]{8}t[0-9]{6}|initial|default)$')
        AND c.relname NOT IN ('transfers', 'transfer_events', 'transfer_keys', 'database_epochs', 'flyway_schema_history', 'webhook_endpoints',
-                             'webhook_deliveries', 'accounts', 'ledger_entries', 'credits');
+                             'webhook_deliveries', 'accounts', 'ledger_entries', 'credits', 'retention_floors');
     IF unknown IS NOT NULL THEN
         RAISE EXCEPTION 'ops/roles.sql grants nothing on %: add what the service may do with it', unknown;
     END IF;

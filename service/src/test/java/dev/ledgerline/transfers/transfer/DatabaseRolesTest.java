@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -209,6 +210,34 @@ class DatabaseRolesTest {
         refused(OPERATOR, "SELECT ledgerline_expire_transfer_keys(now(), 100)");
         // a key is never rewritten, by any role
         refused(OwnPostgres.SUPERUSER, "UPDATE transfer_keys SET transfer_id = gen_random_uuid() WHERE transfer_id = '" + id + "'", "23001");
+    }
+
+    @Test
+    void theFloorsUnderTheRetentionAreTheOwnersToLowerAndNoOneElses() throws Exception {
+        for (String role : List.of(SERVICE, OPERATOR)) {
+            refused(role, "SELECT * FROM retention_floors");
+            refused(role, "UPDATE retention_floors SET keys = interval '1 second'");
+            refused(role, "SELECT ledgerline_retention_floor('keys')");
+        }
+        refused(OWNER, "UPDATE retention_floors SET keys = interval '0 seconds'", "23514");
+        UUID id = UUID.randomUUID();
+        update(SERVICE, "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id) VALUES ('bob', ?, ?, ?)",
+                "key-" + id, "ll_" + id.toString().replace("-", ""), id);
+        String expire = "SELECT ledgerline_expire_transfer_keys(now() + interval '1000 days', 100) AS n";
+        String left = "SELECT 1 FROM transfer_keys WHERE transfer_id = '" + id + "'";
+        assertEquals(0, query(SERVICE, expire).get(0).get("n"), "the default floor keeps a key of the last day");
+        try {
+            execute(OWNER, "UPDATE retention_floors SET keys = interval '1 second'");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!query(OwnPostgres.SUPERUSER, left).isEmpty() && System.nanoTime() < deadline) {
+                query(SERVICE, expire);
+                Thread.sleep(200);
+            }
+            assertTrue(query(OwnPostgres.SUPERUSER, left).isEmpty(), "with the owner's floor of a second, the key leaves");
+        } finally {
+            execute(OWNER, "UPDATE retention_floors SET keys = DEFAULT");
+        }
+        assertEquals("1 day", query(OwnPostgres.SUPERUSER, "SELECT keys::text FROM retention_floors").get(0).get("keys"));
     }
 
     @Test

@@ -3,13 +3,12 @@ package dev.ledgerline.transfers.account;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.SideSettings;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
 
 import static dev.ledgerline.transfers.support.Api.as;
@@ -21,15 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * the balance, as before the ledger, holds nothing, and ends without moving any account.
  */
 @QuarkusTest
-@TestProfile(LedgerOffTest.LedgerOff.class)
+@TestProfile(SideSettings.class)
 class LedgerOffTest {
-
-    public static class LedgerOff implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("ledgerline.ledger.enabled", "false");
-        }
-    }
 
     @Test
     void withTheLedgerOffATransferBeyondAnyBalanceIsAcceptedAndHoldsNothing() {

@@ -3,8 +3,8 @@ package dev.ledgerline.transfers.api;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
+import dev.ledgerline.transfers.support.SideSettings;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import org.junit.jupiter.api.AfterEach;
@@ -29,20 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * since a held request without a body once fell to the body deadline at 10 s.
  */
 @QuarkusTest
-@TestProfile(LongPollProdTimeoutsTest.ProdTimeouts.class)
+@TestProfile(SideSettings.class)
 class LongPollProdTimeoutsTest {
-
-    public static class ProdTimeouts implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of(
-                    "ledgerline.http.body-timeout", "PT10S",
-                    "quarkus.http.read-timeout", "10S",
-                    "quarkus.http.idle-timeout", "45S",
-                    // REST Assured's read timeout in tests (30 s by default) would otherwise give up first
-                    "quarkus.http.test-timeout", "60S");
-        }
-    }
 
     @AfterEach
     void providerBack() {

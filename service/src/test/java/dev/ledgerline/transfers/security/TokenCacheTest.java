@@ -2,8 +2,8 @@ package dev.ledgerline.transfers.security;
 
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.SideSettings;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.smallrye.jwt.build.Jwt;
 import io.smallrye.jwt.build.JwtClaimsBuilder;
@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -21,19 +20,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The verified-token cache seen from a client (security/VerifiedTokens): a cached token is refused once its
- * {@code exp} has passed, and a cache that filled up keeps answering new tokens from memory. Its own profile:
- * a clock skew of 1 s, so a token dies right after its {@code exp}, and room for only a few tokens.
+ * {@code exp} has passed, and a cache that filled up keeps answering new tokens from memory. Its profile has
+ * a clock skew of 1 s, so a token dies right after its {@code exp}, and room for only a few tokens (both in
+ * {@link SideSettings}).
  */
 @QuarkusTest
-@TestProfile(TokenCacheTest.SmallCacheNoSkew.class)
+@TestProfile(SideSettings.class)
 class TokenCacheTest {
-
-    public static class SmallCacheNoSkew implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("mp.jwt.verify.clock.skew", "1", "ledgerline.token-cache.max-entries", "4");
-        }
-    }
 
     private static final Set<String> GROUPS = Set.of("transfers.write", "transfers.read");
 

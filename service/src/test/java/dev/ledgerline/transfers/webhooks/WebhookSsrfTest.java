@@ -1,8 +1,8 @@
 package dev.ledgerline.transfers.webhooks;
 
 import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.SideSettings;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 import org.junit.jupiter.api.Test;
@@ -18,15 +18,8 @@ import static org.hamcrest.Matchers.hasItem;
  * is what refuses), registering an endpoint that reaches inside the network is a 400 problem naming the url.
  */
 @QuarkusTest
-@TestProfile(WebhookSsrfTest.NoPrivateHosts.class)
+@TestProfile(SideSettings.class)
 class WebhookSsrfTest {
-
-    public static class NoPrivateHosts implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("ledgerline.webhooks.allow-private-hosts", "false");
-        }
-    }
 
     @Test
     void internalAddressesAreRefused() {

@@ -26,6 +26,9 @@ JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=$JAVA_HOME/bin/java
 APP=${APP:-$ROOT/service/target/quarkus-app}
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
+BIN=$PG_BIN
+# as_pg, private_pg_init, stop_processes
+. "$ROOT/bench/private-pg.sh"
 PG_PORT=${PG_PORT:-15453}
 PG_DIR=${PG_DIR:-/tmp/ledgerline-lifecycle-pg}
 REDIS_PORT=${REDIS_PORT:-16390}
@@ -41,15 +44,10 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 PIDS=()
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/run.log"; }
 psql_q() { psql -X -q -t -A -F, -h 127.0.0.1 -p "$PG_PORT" -U postgres -d ledgerline -c "$1"; }
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_ctl_() { as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 "$@" >/dev/null; }
 cleanup() {
   set +e
-  for pid in "${PIDS[@]}"; do
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null
-  done
+  stop_processes "${PIDS[@]}"
   [ -d "$PG_DIR/data" ] && pg_ctl_ stop -m fast
   [ -f "$PG_DIR/postgres.log" ] && cp "$PG_DIR/postgres.log" "$OUT/postgres.log"
   rm -rf "$PG_DIR"
@@ -68,9 +66,10 @@ fi
 DRIVER=("$JAVA" -Xmx256m -XX:+UseSerialGC -cp "$ROOT/bench/driver/target/bench-driver.jar:$ROOT/bench/driver/target/lib/*" dev.ledgerline.bench.Driver)
 "${DRIVER[@]}" keys "$OUT/keys"
 
-rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"; [ "$(id -u)" = 0 ] && chown postgres "$PG_DIR"
-as_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust >/dev/null
-pg_ctl_ start -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=100"
+rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
+# autovacuum on, as a primary runs it: the sizes below include what it does and does not reclaim
+private_pg_init "$PG_DIR" "$PG_PORT" "autovacuum = on" "max_connections = 100"
+pg_ctl_ start
 createdb -h 127.0.0.1 -p "$PG_PORT" -U postgres ledgerline
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
 PIDS+=($!)

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The fault suite's own mutants: each test feeds the {@link Checker} the history, rows and provider orders a
  * particular broken service would leave behind, and asserts that the checker names exactly that breach. A
- * checker that accepts one of these would let the fault suite pass a service that moves money wrongly.
+ * checker that accepts one of these would let FaultsIT pass a service that moves money wrongly.
  */
 class CheckerTest {
 

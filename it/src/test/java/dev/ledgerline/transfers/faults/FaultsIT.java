@@ -347,7 +347,8 @@ class FaultsIT {
      * accepts a send held 4.5 s (its clock reads 0 s after the claim on arrival, before the deadline), so it executes after
      * the lookup the settle time allowed: only the clock watch, which claims no send while the offset exceeds the
      * bound, keeps the resend back. The sandbox does not deduplicate: a second execution is a duplicate payment.
-     * Sends must resume by themselves each time the clocks agree again, and every transfer finish.
+     * Sends must resume by themselves each time the clocks agree again (after the hold that lets a send claimed under
+     * the skew execute and show), and every transfer finish.
      *
      * <p>Sends are held only while the clock is behind, so every held send meets a clock that was already off
      * when it arrived. A clock that steps back by more than the bound while a send is in flight is a different
@@ -368,15 +369,16 @@ class FaultsIT {
         SandboxFaults behind = HEALTHY.inTransit(4500L, 1.0, 0.0, LOOKUP_LAG.toMillis() / 2).withClockOffset(behindMs);
         // the clocks must be read under traffic in both windows: a budget of 1,500 requests, which a quiet machine
         // spends in about 14 s, would end the load before the second window and leave nothing to read the clock off
-        run("provider-clock-skew", agreed, Duration.ofSeconds(34), 6 * REQUEST_BUDGET, f -> {
+        run("provider-clock-skew", agreed, Duration.ofSeconds(44), 6 * REQUEST_BUDGET, f -> {
             int ordersFrom = provider.ledger().orders().size();
             long heldBefore = provider.ledger().stats().heldSends();
             ClockSkew skew = new ClockSkew();
             sleep(5000);
+            // each clear lasts longer than the hold after a skew (a send window, the offset, the lookup lag, the margin)
             skew.apply(behind, 8000);
-            skew.clear(agreed, 6000);
+            skew.clear(agreed, 11000);
             skew.apply(behind, 8000);
-            skew.clear(agreed, 6000);
+            skew.clear(agreed, 11000);
             assertTrue(skew.heldWindows == 2, "provider-clock-skew: ledgerline_clock_sends_held was 1 in only "
                     + skew.heldWindows + " of the 2 windows the provider's clock was " + -behindMs + " ms behind");
             assertTrue(skew.worstOffsetS <= -CLOCK_SKEW_BOUND.toMillis() / 1000.0, "provider-clock-skew: no instance"

@@ -31,6 +31,13 @@ import java.time.Instant;
  * while each offset is <em>known</em> to be within the bound: the uncertainty is added to the offset, never
  * subtracted, so the bound must exceed the {@code Date} header's half second ({@code StartupChecks}). Exported as {@code ledgerline_clock_offset_seconds{peer}} and
  * {@code ledgerline_clock_sends_held}.
+ *
+ * <p>A skew's effects outlive it. A send claimed while the provider's clock was behind (by this instance before it
+ * saw the offset, or by another that had not) executes as late as its deadline plus that offset, and lookups show it
+ * only the lookup lag later: a "not found" until then is no proof. So sends stay held after the clocks agree again,
+ * for a send window, the largest offset seen, the lookup lag and the margin. And a provider reading older than two
+ * checks is refreshed at the next one: sends that time out carry no {@code Date}, so under a skew that holds sends
+ * on the wire the answers that would show it never come.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
@@ -44,6 +51,11 @@ public class ClockWatch {
     /** A provider reading older than this is refreshed by a lookup of {@link #PROBE_REFERENCE}. */
     private final Duration providerReadingMaxAge;
     private final long boundMs;
+    /** How long sends stay held after the clocks agree again, before the largest offset of the episode is added. */
+    private final long afterSkewMs;
+    /** While a skew of the provider's clock holds sends: the largest offset seen, and until when ({@code nanoTime}). */
+    private double episodeSkewMs;
+    private long heldUntilNanos = System.nanoTime();
     private volatile double postgresOffsetMs;
     private volatile double postgresUncertaintyMs;
     /** The reason last logged, so a change is logged once. */
@@ -57,8 +69,9 @@ public class ClockWatch {
         this.transfers = transfers;
         this.providerClock = providerClock;
         this.provider = provider;
-        this.providerReadingMaxAge = Duration.ofSeconds(30);
+        this.providerReadingMaxAge = config.pipeline().clockCheckEvery().multipliedBy(2);
         this.boundMs = config.pipeline().clockSkewBound().toMillis();
+        this.afterSkewMs = config.provider().timeout().plus(config.provider().lookupLag()).plus(config.pipeline().margin()).toMillis();
         Meters.CLOCK_OFFSET.gauge(this, w -> w.postgresOffsetMs / 1000.0, "postgres").register(metrics);
         Meters.CLOCK_OFFSET.gauge(this, w -> w.providerClock.last().map(r -> r.offsetMillis() / 1000.0).orElse(0.0), "provider")
                 .register(metrics);
@@ -77,6 +90,34 @@ public class ClockWatch {
 
     /** Why sends are held, or {@code null} when they are not. */
     public String holdReason() {
+        String reason = skewReason();
+        return reason != null ? reason : afterSkew();
+    }
+
+    /**
+     * Within the hold after a skew of the provider's clock: why, or {@code null} once it has passed. Every call while
+     * the clocks disagree moves the end of the hold on, so it counts from the last moment they were seen apart.
+     */
+    private synchronized String afterSkew() {
+        long left = heldUntilNanos - System.nanoTime();
+        if (left <= 0) {
+            episodeSkewMs = 0;
+            return null;
+        }
+        return "the provider's clock agrees again, but a send claimed under its skew (up to " + Math.round(episodeSkewMs)
+                + " ms) may still execute and show: no new send is claimed for another " + left / 1_000_000 + " ms";
+    }
+
+    private synchronized void skewSeen(double skewMs) {
+        episodeSkewMs = Math.max(episodeSkewMs, skewMs);
+        long until = System.nanoTime() + (afterSkewMs + Math.round(episodeSkewMs)) * 1_000_000;
+        if (until - heldUntilNanos > 0) {
+            heldUntilNanos = until;
+        }
+    }
+
+    /** Why the clocks disagree beyond the bound now, or {@code null}. */
+    private String skewReason() {
         String reason = null;
         // PostgreSQL against this JVM: the JVM's clock is not part of the deadline, only the reference both offsets are
         // measured against (and DeadlineFilter's), so only an offset certainly beyond the bound holds sends
@@ -90,6 +131,7 @@ public class ClockWatch {
             double providerVsPostgres = reading.get().offsetMillis() - postgresOffsetMs;
             if (Math.abs(providerVsPostgres) + reading.get().uncertaintyMillis() + postgresUncertaintyMs > boundMs) {
                 reason = "the provider's clock is " + describe(providerVsPostgres) + " PostgreSQL's";
+                skewSeen(Math.abs(providerVsPostgres) + reading.get().uncertaintyMillis() + postgresUncertaintyMs);
             }
         }
         return reason == null ? null

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -109,12 +110,12 @@ final class StandInBase {
         String layerDigest = registry.pushBlob(repository, layer);
 
         ObjectNode config = LocalRegistry.JSON.createObjectNode();
-        config.put("architecture", "amd64").put("os", "linux").put("created", "1970-01-01T00:00:00Z");
+        config.put("architecture", "amd64").put("os", "linux").put("created", Instant.EPOCH.toString());
         ArrayNode env = config.putObject("config").putArray("Env");
         env.add("PATH=" + PATH).add("JAVA_HOME=" + JAVA_HOME).add("JAVA_VERSION=jdk-" + Runtime.version());
         ObjectNode rootfs = config.putObject("rootfs").put("type", "layers");
         rootfs.putArray("diff_ids").add(diffId);
-        config.putArray("history").addObject().put("created", "1970-01-01T00:00:00Z")
+        config.putArray("history").addObject().put("created", Instant.EPOCH.toString())
                 .put("created_by", "ContainerImageIT: a stand-in for " + base + ", jlink of this machine's Java "
                         + Runtime.version() + " at " + JAVA_HOME + " and the libraries it links");
         Path configFile = work.resolve("config.json");

@@ -250,7 +250,7 @@ class KubernetesManifestsIT {
         JsonNode job = manifests.resource("Job", Manifests.MIGRATION_JOB);
         JsonNode migrate = Manifests.container(job, Manifests.MIGRATION_CONTAINER);
         assertEquals(container().path("image").asText(), migrate.path("image").asText(),
-                "the Job runs the release the Deployment runs (src/main/kubernetes/kubernetes.yml names the image)");
+                "the Job runs the image the Deployment runs (service/pom.xml writes the built image into the Job)");
         assertEquals("Never", Manifests.podSpec(job).path("restartPolicy").asText());
         Map<String, String> literal = Manifests.literalEnv(migrate);
         assertEquals("true", literal.get("QUARKUS_INIT_AND_EXIT"), "migrates, then exits: " + literal);

@@ -28,17 +28,24 @@ final class Manifests {
     static final String MIGRATION_JOB = "ledgerline-transfers-migrate";
     static final String MIGRATION_CONTAINER = "migrate";
 
+    final Path file;
     final String text;
     final List<JsonNode> resources;
 
-    private Manifests(String text, List<JsonNode> resources) {
+    private Manifests(Path file, String text, List<JsonNode> resources) {
+        this.file = file;
         this.text = text;
         this.resources = resources;
     }
 
     static Manifests read() throws IOException {
-        assertTrue(Files.isRegularFile(FILE), "package the application first: " + FILE);
-        String text = Files.readString(FILE);
+        return read(FILE);
+    }
+
+    /** The manifests of another build than the one the ITs run (ContainerImageIT's own). */
+    static Manifests read(Path file) throws IOException {
+        assertTrue(Files.isRegularFile(file), "package the application first: " + file);
+        String text = Files.readString(file);
         ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
         List<JsonNode> resources = new ArrayList<>();
         try (var parser = yaml.getFactory().createParser(text)) {
@@ -48,7 +55,7 @@ final class Manifests {
                 }
             });
         }
-        return new Manifests(text, resources);
+        return new Manifests(file, text, resources);
     }
 
     JsonNode resource(String kind, String name) {
@@ -58,7 +65,7 @@ final class Manifests {
                 found = resource;
             }
         }
-        assertNotNull(found, "no " + kind + " named " + name + " in " + FILE);
+        assertNotNull(found, "no " + kind + " named " + name + " in " + file);
         return found;
     }
 

@@ -122,9 +122,9 @@ prepare_ledgerline() { # K: WARM_S s of new transfers, SEED transfers under keys
   done
 }
 
-warm_replays() { # K SECONDS: replays of the seeded keys at 32 connections, not measured
+warm_replays() { # K SECONDS [CONNECTIONS (32)]: replays of the seeded keys, not measured
   drive --model=closed --url="http://127.0.0.1:${HTTP[$1]}" ${REQ[$1]} --scenario=replay \
-    --seed-prefix=seed --seed-count="$SEED" --duration="$2" --connections=32 --label=warm >/dev/null
+    --seed-prefix=seed --seed-count="$SEED" --duration="$2" --connections="${3:-32}" --label=warm >/dev/null
 }
 
 sent_total() { [ -z "$1" ] && echo 0 || q "$1" "SELECT count(*) FROM transfer_events WHERE to_status = 'sent'"; }

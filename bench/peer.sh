@@ -7,26 +7,28 @@
 #     PEER_APP=<the peer's integration-tests/target/quarkus-app> bench/peer.sh
 #
 # This script neither fetches nor builds the peer: how it was built is in bench/PEER.md.
-# A slot is one service, one concurrency, one round: start the service, wait until it answers, WARM_S s of replays at
-# 4 connections (unmeasured: the JIT), one measured window of replays at 32 or at 4 connections (2 s unrecorded,
-# SECS s measured, closed loops), then AFTER_S s with nothing sent, in which its CPU is measured: the peer keeps
-# cores busy after a load at 32 connections. The warm-up runs at 4 connections because a load at 32 leaves the peer
-# busy, and that would run into the window that follows. Per window: answers/s, p50/p99, CPU per answer of the
-# service and of Redis, errors, the ERROR lines its log gained, and the service's CPU in the second before it.
-# A window is clean when the service used less than CLEAN_IDLE (0.25) cores in that second, far below the 0.8-2 cores
-# the peer keeps busy when it is unstable and above what a JIT and GC still use after the warm-up, and under 1 % of
-# its answers were errors. Before the rounds: a calibration with each service's request against the static responder;
-# ours is warmed with new transfers and SEED transfers are seeded (all `sent`), the peer's SEED keys are executed
-# once (its first pass over them); each then stops.
-# Env: PEER_APP (required) PEER_JAVA_HOME (Temurin 25: the peer's build targets Java 21) AFTER_S (5) CLEAN_IDLE
-# (0.25) and ab-common.sh's: ROUNDS (3) SECS (10) WARM_S (20 here) SEED (2000) PORT REDIS_PORT HTTP_BASE OUT
+# A slot is one service, one concurrency, one round: start the service, wait until it answers, replays at 4
+# connections to warm it (unmeasured: WARM_S s for ours, PEER_WARM_S s for the peer), one measured window of replays
+# at 32 or at 4 connections (2 s unrecorded, SECS s measured, closed loops), then AFTER_S s with nothing sent, in
+# which its CPU is measured. Per window: answers/s, p50/p99, CPU per answer of the service and of Redis, errors, the
+# ERROR lines its log gained, and the service's CPU in the second before it.
+# The peer is unstable: after some 10-15 s of replays (at 4 connections as at 32) its worker threads start to keep
+# 0.8-2 cores busy with nothing sent, and in every slot watched this did not stop until it was stopped. Its
+# warm-up is therefore short, so that a window can start before that, and a peer window is clean when the service
+# used less than CLEAN_IDLE (0.25) cores both in the second before it and in the AFTER_S s after it (so not during
+# it either) and under 1 % of its answers were errors; "clean at the start" when only the second before was quiet.
+# Before the rounds: a calibration with each service's request against the static responder; ours is warmed with
+# new transfers and SEED transfers are seeded (all `sent`), the peer's SEED keys are executed once (its first pass
+# over them); each then stops.
+# Env: PEER_APP (required) PEER_JAVA_HOME (Temurin 25: the peer's build targets Java 21) PEER_WARM_S (5) AFTER_S (5)
+# CLEAN_IDLE (0.25) and ab-common.sh's: ROUNDS (3) SECS (10) WARM_S (20 here) SEED (2000) PORT REDIS_PORT HTTP_BASE OUT
 # SVC_CPUS AUX_CPUS HEAD_APP.
 PFX=peer
 WARM_S=${WARM_S:-20}
 . "$(dirname "$0")/ab-common.sh"
 PEER_APP=${PEER_APP:?PEER_APP: the quarkus-app directory of the peer integration-tests app}
 PEER_JAVA_HOME=${PEER_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AFTER_S=${AFTER_S:-5}; CLEAN_IDLE=${CLEAN_IDLE:-0.25}
+PEER_WARM_S=${PEER_WARM_S:-5}; AFTER_S=${AFTER_S:-5}; CLEAN_IDLE=${CLEAN_IDLE:-0.25}
 [ -f "$PEER_APP/quarkus-run.jar" ] || { echo "no $PEER_APP/quarkus-run.jar" >&2; exit 1; }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 PEER_DESC=$PEER_APP
@@ -70,7 +72,7 @@ seeded=$(redis-cli -p "$REDIS_PORT" -n 1 dbsize)
 slot() { # K CONNECTIONS ROUND
   local k=$1 c=$2 round=$3 a0 a1 e
   start "$k" "$OUT/peer-${NAMES[$k]}-c$c-r$round.log"
-  warm_replays "$k" "$WARM_S" 4
+  warm_replays "$k" "$([ "$k" = 0 ] && echo "$PEER_WARM_S" || echo "$WARM_S")" 4
   window "$k" replay "$c" "$round"
   a0=$(ticks "${SVCS[$k]}"); sleep "$AFTER_S"; a1=$(ticks "${SVCS[$k]}"); e=$(log_errors "${LOGS[$k]}")
   jq -nc --arg name "${NAMES[$k]}" --argjson round "$round" --argjson c "$c" --arg load "$(load1)" \
@@ -87,6 +89,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---------------------------------------------------------------- report
-python3 bench/peer_report.py "$JSONL" "PEER_APP=$PEER_APP bench/peer.sh ROUNDS=$ROUNDS SECS=$SECS WARM_S=$WARM_S AFTER_S=$AFTER_S SEED=$SEED" \
+python3 bench/peer_report.py "$JSONL" "PEER_APP=$PEER_APP bench/peer.sh ROUNDS=$ROUNDS SECS=$SECS WARM_S=$WARM_S PEER_WARM_S=$PEER_WARM_S AFTER_S=$AFTER_S SEED=$SEED" \
   "$PEER_DESC" "$OURS_DESC" "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)" "$CLEAN_IDLE" > "$REPORT"
 cat "$REPORT"

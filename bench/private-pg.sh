@@ -1,4 +1,4 @@
-# Sourced by bench/dbcost.sh, bench/servicecost.sh, bench/webhookrate.sh, bench/ab.sh and bench/lifecycle.sh: a private PostgreSQL 15 cluster in a temporary directory, on
+# Sourced by bench/dbcost.sh, bench/servicecost.sh, bench/webhookrate.sh, bench/ab-common.sh (bench/ab.sh, bench/peer.sh) and bench/lifecycle.sh: a private PostgreSQL 15 cluster in a temporary directory, on
 # its own port, so that the machine's own server is never reconfigured. Needs BIN (PostgreSQL's binaries).
 
 # Runs a PostgreSQL binary as the postgres user when this script runs as root (initdb refuses root).

@@ -397,18 +397,26 @@ ANALYSES = [
                   " with the flame graphs of replays before and after"),
     ("LIFECYCLE.md", "the data lifecycle at steady state: 30 minutes at 150 transfers/s with retention in minutes, the"
                      " hot tables' sizes levelling off and the bytes per transfer they keep (`bench/lifecycle.sh`)"),
+    ("PEER.md", "our replays beside the public Quarkus idempotency extension's in one run (`bench/peer.sh`): how the"
+                " peer was built, its clean windows and the CPU it keeps busy after a load"),
 ]
-# The same-run A/B's table (bench/CPU-AB.md, between its ab-table markers) is repeated here: a speed claim is judged
-# by ratios measured side by side, and this page is where readers look first.
-ab_page = root / "bench" / "CPU-AB.md"
-if ab_page.exists():
-    ab_text = ab_page.read_text()
-    if "<!-- ab-table -->" in ab_text and "<!-- /ab-table -->" in ab_text:
-        w("## Same-run A/B: CPU per request (`bench/ab.sh`)")
+# The same-run tables (bench/CPU-AB.md between its ab-table markers, bench/PEER.md between its peer-table markers) are
+# repeated here: a speed claim is judged by ratios measured side by side, and this page is where readers look first.
+SAME_RUN = [
+    ("CPU-AB.md", "ab-table", "Same-run A/B: CPU per request (`bench/ab.sh`)",
+     "Details, the flame graphs and what bounds the rest"),
+    ("PEER.md", "peer-table", "The Quarkus idempotency peer, side by side (`bench/peer.sh`)",
+     "How the peer was built, the commands, every window and what the peer does after a load"),
+]
+for name, marker, title, more in SAME_RUN:
+    page = root / "bench" / name
+    page_text = page.read_text() if page.exists() else ""
+    if f"<!-- {marker} -->" in page_text and f"<!-- /{marker} -->" in page_text:
+        w(f"## {title}")
         w("")
-        w(ab_text.split("<!-- ab-table -->", 1)[1].split("<!-- /ab-table -->", 1)[0].strip())
+        w(page_text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0].strip())
         w("")
-        w("Details, the flame graphs and what bounds the rest: [bench/CPU-AB.md](bench/CPU-AB.md).")
+        w(f"{more}: [bench/{name}](bench/{name}).")
         w("")
 w("## Analysis")
 w("")

@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * {@code --duration} seconds measured. The rate is whatever the target sustains at that concurrency, and latency is
  * per answered request (from its send), so it is the figure to compare throughput and CPU per request, not tails
  * under a fixed arrival rate (that is {@link OpenLoad}). Scenarios {@code new} and {@code replay} only; the same
- * request bytes as {@link OpenLoad}'s raw client. Everything runs on one event loop.
+ * request bytes as {@link OpenLoad}'s raw client, or another service's POST: {@code --path} and {@code --body}
+ * replace the service's path and JSON body, and without {@code --key} no bearer token is sent. Everything runs on
+ * one event loop.
  */
 final class ClosedLoad {
 
@@ -71,10 +73,13 @@ final class ClosedLoad {
             throw new IllegalArgumentException("scenario replay needs --seed-prefix and --seed-count");
         }
         label = o.getOrDefault("label", scenario);
-        String bearer = "Bearer " + Driver.token(Path.of(Driver.need(o, "key")), o.getOrDefault("subject", "bench-user"));
-        Buffer body = Buffer.buffer(Driver.BODY);
-        String common = "Host: " + base.getHost() + ":" + base.getPort() + "\r\n" + "Authorization: " + bearer + "\r\n";
-        postHead = Buffer.buffer("POST /v1/transfers HTTP/1.1\r\n" + common + "Content-Type: application/json\r\n"
+        // another service's POST (the peer's, in bench/peer.sh): its path and JSON body, and no token without --key
+        String path = o.getOrDefault("path", "/v1/transfers");
+        Buffer body = Buffer.buffer(o.getOrDefault("body", Driver.BODY));
+        String common = "Host: " + base.getHost() + ":" + base.getPort() + "\r\n" + (o.containsKey("key")
+                ? "Authorization: Bearer " + Driver.token(Path.of(o.get("key")), o.getOrDefault("subject", "bench-user")) + "\r\n"
+                : "");
+        postHead = Buffer.buffer("POST " + path + " HTTP/1.1\r\n" + common + "Content-Type: application/json\r\n"
                 + "Content-Length: " + body.length() + "\r\nIdempotency-Key: ");
         postTail = Buffer.buffer("\r\n\r\n").appendBuffer(body);
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1));

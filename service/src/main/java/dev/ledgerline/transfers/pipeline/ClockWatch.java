@@ -35,9 +35,12 @@ import java.time.Instant;
  * <p>A skew's effects outlive it. A send claimed while the provider's clock was behind (by this instance before it
  * saw the offset, or by another that had not) executes as late as its deadline plus that offset, and lookups show it
  * only the lookup lag later: a "not found" until then is no proof. So sends stay held after the clocks agree again,
- * for a send window, the largest offset seen, the lookup lag and the margin. And a provider reading older than two
- * checks is refreshed at the next one: sends that time out carry no {@code Date}, so under a skew that holds sends
- * on the wire the answers that would show it never come.
+ * for a send window, the largest offset seen, the lookup lag and the margin. And a provider reading older than a
+ * check is refreshed at the next one: sends that time out carry no {@code Date}, so under a skew that holds sends
+ * on the wire the answers that would show it never come. A reading older than three checks is no reading: the
+ * provider's clock is not <em>known</em> to be within the bound, so sends are held until a probe answers. Without
+ * that rule an instance whose probe was late (a loaded machine, a slow provider) claimed a resend on the reading
+ * from before a skew began, while the first send was still held at a provider running behind.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
 @ApplicationScoped
@@ -50,6 +53,8 @@ public class ClockWatch {
     private final PaymentProvider provider;
     /** A provider reading older than this is refreshed by a lookup of {@link #PROBE_REFERENCE}. */
     private final Duration providerReadingMaxAge;
+    /** A provider reading older than this says nothing: sends are held until a newer one (three checks). */
+    private final Duration providerReadingTrustedFor;
     private final long boundMs;
     /** How long sends stay held after the clocks agree again, before the largest offset of the episode is added. */
     private final long afterSkewMs;
@@ -69,7 +74,8 @@ public class ClockWatch {
         this.transfers = transfers;
         this.providerClock = providerClock;
         this.provider = provider;
-        this.providerReadingMaxAge = config.pipeline().clockCheckEvery().multipliedBy(2);
+        this.providerReadingMaxAge = config.pipeline().clockCheckEvery();
+        this.providerReadingTrustedFor = config.pipeline().clockCheckEvery().multipliedBy(3);
         this.boundMs = config.pipeline().clockSkewBound().toMillis();
         this.afterSkewMs = config.provider().timeout().plus(config.provider().lookupLag()).plus(config.pipeline().margin()).toMillis();
         Meters.CLOCK_OFFSET.gauge(this, w -> w.postgresOffsetMs / 1000.0, "postgres").register(metrics);
@@ -125,7 +131,12 @@ public class ClockWatch {
             reason = "PostgreSQL's clock is " + describe(postgresOffsetMs) + " this instance's";
         }
         var reading = providerClock.last();
-        if (reason == null && reading.isPresent()) {
+        long ageMs = reading.map(r -> Duration.between(r.at(), Instant.now()).toMillis()).orElse(0L);
+        if (reason == null && ageMs > providerReadingTrustedFor.toMillis()) {
+            // a skew that began since is unseen: a send claimed now could meet a provider running behind
+            reason = "the provider's clock was last read " + ageMs + " ms ago, more than three clock checks, so it is not"
+                    + " known to be within the bound";
+        } else if (reason == null && reading.isPresent()) {
             // the deadline is PostgreSQL's time and the provider enforces it by its own: sends go on only while this
             // skew is known to be within the bound, so the uncertainty counts against it
             double providerVsPostgres = reading.get().offsetMillis() - postgresOffsetMs;

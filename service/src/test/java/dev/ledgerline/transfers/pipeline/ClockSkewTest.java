@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.provider.ProviderClock;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +38,9 @@ class ClockSkewTest {
 
     @Inject
     ClockWatch clocks;
+
+    @Inject
+    ProviderClock providerClock;
 
     @AfterEach
     void healthy() {
@@ -84,5 +89,27 @@ class ClockSkewTest {
         }
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ANY(?::uuid[]) AND status = 'failed'",
                 (Object) ids.toArray(String[]::new)));
+    }
+
+    /**
+     * A reading of the provider's clock that no probe has renewed for three checks says nothing about a skew that began
+     * since: sends are held on it, as on a skew, and resume by themselves once a probe's answer is read. (The stale
+     * reading is written again at every poll, so a probe answering meanwhile cannot hide it.)
+     */
+    @Test
+    void aReadingNoProbeRenewedHoldsSendsUntilTheNextOneAnswers() {
+        Awaitility.await("a reading of ten seconds ago holds sends").atMost(DEADLINE).pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    Instant sentAt = Instant.now().minusSeconds(10);
+                    // the clocks agreed then: the provider's Date is the midpoint less the half second it centres on
+                    providerClock.record(sentAt.minusMillis(495), sentAt.minusMillis(5), Duration.ofMillis(10));
+                    return String.valueOf(clocks.holdReason()).contains("last read");
+                });
+        Awaitility.await("a probe reads the provider's clock again and sends resume").atMost(DEADLINE)
+                .pollInterval(Duration.ofMillis(50)).until(() -> !clocks.holdingSends());
+        String id = Api.create(writer("alice"), 8_300);
+        Await.allTerminal(List.of(id), DEADLINE);
+        assertEquals("sent", Await.dbStatus(id));
+        assertEquals(1, Sandbox.executions(Rows.reference(id)));
     }
 }

@@ -151,6 +151,18 @@ public class IdempotencyService {
                 .flatMap(read -> decide(principal, key, body, redisKey, read, marker));
     }
 
+    /**
+     * Whether an entry's text answers {@code body} as it is kept: a final entry of {@code principal}'s that keeps exactly
+     * these bytes under this build's stamp ({@link IdempotencyEntry#keeps}), which {@link #accept} answers from the
+     * response it keeps, with no write and no send. The rate limit spends this instance's replay bucket on such a
+     * request rather than the shared one ({@code RateLimiter#admitAndRead}).
+     */
+    public boolean answersAsKept(String principal, SubmittedBody body, String value) {
+        IdempotencyEntry entry = decoded(value);
+        return entry != null && entry.completed() && entry.kind() == IdempotencyEntry.Kind.FINAL
+                && entry.last().userId().equals(principal) && entry.keeps(body.bytes(), bodies.stamp());
+    }
+
     private Uni<Accepted> decide(String principal, IdempotencyKey key, SubmittedBody body, String redisKey, CacheRead read,
                                  String marker) {
         if (read instanceof CacheRead.Miss) {

@@ -16,13 +16,16 @@ import org.jboss.logging.Logger;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Per-principal token buckets, shared by every instance through Redis: one {@code EVAL} per request
  * refills and takes a token atomically, on Redis's own clock (so instances' clocks do not matter).
  * When Redis cannot answer — down, paused, breaker open — the same bucket is kept in this instance's
  * memory instead: the limit then applies per instance, it never becomes "unlimited" and never an
- * error for the client. {@code TransferService} asks it first for every request, after authentication and
+ * error for the client. One exception: a replay that its idempotency entry answers as kept is limited by this
+ * instance's bucket of the same rate, so that it costs Redis a plain {@code GET} ({@link #admitAndRead}).
+ * {@code TransferService} asks it first for every request, after authentication and
  * authorisation, so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
@@ -42,8 +45,11 @@ public class RateLimiter {
         }
     }
 
-    /** Where a bucket was kept: the {@code store} tag of {@code ledgerline.rate.limit}, in lower case. */
-    private enum Store { REDIS, LOCAL }
+    /**
+     * Where a bucket was kept: the {@code store} tag of {@code ledgerline.rate.limit}, in lower case. {@code REPLAY}: a
+     * replay its idempotency entry answers as kept, limited by this instance's bucket ({@link #admitAndRead}).
+     */
+    private enum Store { REDIS, LOCAL, REPLAY }
 
     /** The two counters of one (kind, store): requests let through and requests refused. */
     private record Admissions(Counter allowed, Counter limited) {
@@ -153,18 +159,51 @@ public class RateLimiter {
     }
 
     /**
-     * {@link #admit}, and in the same round trip the value of {@code key}, a key in the principal's slot (it carries
-     * {@link RedisCommands#principalTag}). When Redis cannot answer, this instance's bucket decides and the value is
-     * unknown ({@code answered} false); a 429 reads nothing. With the limiter disabled, the key is read alone.
+     * {@link #admit}, and the value of {@code key}, a key in the principal's slot (it carries
+     * {@link RedisCommands#principalTag}). The key is read first, with a plain {@code GET}: a value that {@code keptReplay}
+     * accepts (a replay its final entry answers from the response it keeps, with no parse, no write and no send) spends a
+     * token of this instance's replay bucket, at the same rate, and is answered; anything else spends a token of the
+     * shared bucket, the token-bucket script reading the key again in the same round trip. So a replay costs Redis one
+     * {@code GET}, and a new transfer one round trip more than the script alone. A replay's limit is therefore per
+     * instance: n instances answer a principal's replays at up to n times the rate, each replay costing one {@code GET}
+     * and one primary-key read. When Redis cannot answer, this instance's bucket decides and the value is unknown
+     * ({@code answered} false); a 429 of the shared bucket reads nothing. With the limiter disabled, the key is read alone.
      */
-    public Uni<Admitted> admitAndRead(String principal, Kind kind, String key) {
+    public Uni<Admitted> admitAndRead(String principal, Kind kind, String key, Predicate<String> keptReplay) {
+        Uni<Admitted> read = redis.execute("GET", key).map(r -> new Admitted(true, r == null ? null : r.toString()));
         if (!enabled) {
-            return redis.execute("GET", key)
-                    .map(r -> new Admitted(true, r == null ? null : r.toString()))
-                    .onFailure().recoverWithItem(new Admitted(false, null));
+            return read.onFailure().recoverWithItem(new Admitted(false, null));
         }
         double rate = kind == Kind.WRITE ? writeRate : readRate;
         int burst = kind == Kind.WRITE ? writeBurst : readBurst;
+        return read
+                .onFailure().recoverWithItem(e -> {
+                    LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
+                    return null;
+                })
+                .flatMap(found -> {
+                    if (found == null) {
+                        long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
+                        count(kind, Store.LOCAL, wait);
+                        return Uni.createFrom().item(new Taken(wait, new Admitted(false, null)));
+                    }
+                    if (found.value() != null && keptReplay.test(found.value())) {
+                        long wait = local.take("replay:" + kind.tag + ":" + principal, rate, burst, System.nanoTime());
+                        count(kind, Store.REPLAY, wait);
+                        return Uni.createFrom().item(new Taken(wait, found));
+                    }
+                    return takeShared(principal, kind, key, rate, burst);
+                })
+                .map(taken -> {
+                    if (taken.waitMicros() > 0) {
+                        throw limited(taken.waitMicros());
+                    }
+                    return taken.admitted();
+                });
+    }
+
+    /** A token of the shared bucket and, in the same script, the key's value; this instance's bucket when Redis fails. */
+    private Uni<Taken> takeShared(String principal, Kind kind, String key, double rate, int burst) {
         return redis.execute("EVAL", TAKE, "2", redisKey(principal, kind), key, Double.toString(rate), Integer.toString(burst))
                 .map(r -> {
                     long wait = waitMicros(r);
@@ -177,12 +216,6 @@ public class RateLimiter {
                     long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
                     count(kind, Store.LOCAL, wait);
                     return new Taken(wait, new Admitted(false, null));
-                })
-                .map(taken -> {
-                    if (taken.waitMicros() > 0) {
-                        throw limited(taken.waitMicros());
-                    }
-                    return taken.admitted();
                 });
     }
 

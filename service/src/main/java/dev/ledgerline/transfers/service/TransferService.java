@@ -97,8 +97,9 @@ public class TransferService {
     /**
      * Admits, accepts and dispatches one POST. The overload bound comes first, before anything that costs a
      * round trip, then the rate limit, and only then is the body parsed ({@link SubmittedBody#request}, and only when a
-     * decision needs it): a flood of invalid requests costs its sender tokens too. The rate limit and the key's
-     * idempotency entry are one round trip to Redis ({@link RateLimiter#admitAndRead}). An Idempotency-Key header that
+     * decision needs it): a flood of invalid requests costs its sender tokens too. The key's idempotency entry is read
+     * first; a replay it answers as kept spends this instance's replay bucket, anything else the shared bucket, whose
+     * script reads the entry again ({@link RateLimiter#admitAndRead}). An Idempotency-Key header that
      * is not a valid key still costs a token before its 400. With {@code wait}, the answer waits for a final status.
      */
     public Uni<Created> create(String principal, Supplier<IdempotencyKey> idempotencyKey, SubmittedBody body,
@@ -121,7 +122,8 @@ public class TransferService {
                         return Uni.createFrom().failure(invalidKey);
                     });
         }
-        return limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, idempotency.entryKey(principal, key))
+        return limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, idempotency.entryKey(principal, key),
+                        value -> idempotency.answersAsKept(principal, body, value))
                 .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
                 .chain(admitted -> accept(principal, key, body, CacheRead.read(admitted.answered(), admitted.value()), wait));
     }

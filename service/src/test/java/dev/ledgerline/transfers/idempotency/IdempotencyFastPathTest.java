@@ -127,6 +127,8 @@ class IdempotencyFastPathTest {
 
         int replays = 40;
         double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
+        long gets = calls("get");
+        long scripts = calls("eval");
         for (int i = 0; i < replays; i++) {
             String answer = Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true")
                     .header("Location", "/v1/transfers/" + id).extract().asString();
@@ -135,6 +137,10 @@ class IdempotencyFastPathTest {
         commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"") - commands;
         // two round trips each would be 80; the sweeps of this instance send a few of their own meanwhile
         assertTrue(commands >= replays && commands < replays + 20, "one Redis command per replay: " + commands + " for " + replays);
+        // and that command is a plain GET, not the token-bucket script: the replay spends this instance's bucket
+        assertTrue(calls("get") - gets >= replays, "a GET per replay");
+        long evaluated = calls("eval") - scripts;
+        assertTrue(evaluated < replays / 2, "no script per replay (the sweeps' locks run a few): " + evaluated);
 
         String reordered = "{\"description\": \"Rent November\", \"destination\": {\"name\": \"Ada Lovelace\", \"iban\": \"" + Api.IBAN
                 + "\"}, \"currency\": \"EUR\", \"amount\": 116}";
@@ -346,5 +352,12 @@ class IdempotencyFastPathTest {
 
     private static String xmin(String id) {
         return (String) Db.query("SELECT xmin::text AS x FROM transfers WHERE id = ?::uuid", id).get(0).get("x");
+    }
+
+    /** How many times the test's Redis server has run {@code command}, from {@code INFO commandstats}. */
+    private long calls(String command) {
+        String stats = redis.execute("INFO", "commandstats").await().atMost(WAIT).toString();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(stats);
+        return m.find() ? Long.parseLong(m.group(1)) : 0L;
     }
 }

@@ -6,7 +6,9 @@ import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Metrics;
 import dev.ledgerline.transfers.support.TestStack;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
@@ -144,6 +146,38 @@ class RateLimitTest {
         String keys = redis.execute("KEYS", "rl:*").await().atMost(WAIT).toString();
         assertTrue(keys.contains(RateLimiter.redisKey(principal, RateLimiter.Kind.WRITE)), keys);
         assertFalse(keys.contains(principal), keys);
+    }
+
+    /**
+     * A replay its final entry answers as kept costs Redis one {@code GET} and spends this instance's replay bucket (the
+     * same burst), not the shared one: the principal's new transfers keep their tokens, and the replays get their own 429.
+     */
+    @Test
+    void aReplayAnsweredAsKeptSpendsThisInstancesReplayBucketNotTheSharedOne() {
+        String principal = fresh("replayer");
+        String token = Api.writer(principal);
+        String key = newKey();
+        String body = body(11);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", Duration.ofSeconds(20));
+        // the entry was written while the transfer was pending: this replay reads the row (a shared token) and keeps it final
+        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+        double allowed = Metrics.sum("ledgerline_rate_limit_total", "result=\"allowed\",store=\"replay\"");
+        double limited = Metrics.sum("ledgerline_rate_limit_total", "result=\"limited\",store=\"replay\"");
+        for (int i = 0; i < 3; i++) {
+            Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        }
+        Api.post(token, key, body).then().statusCode(429).header("Retry-After", matchesPattern(RETRY_AFTER))
+                .body("type", equalTo(ProblemType.RATE_LIMITED.uri()));
+        assertEquals(allowed + 3, Metrics.sum("ledgerline_rate_limit_total", "result=\"allowed\",store=\"replay\""));
+        assertEquals(limited + 1, Metrics.sum("ledgerline_rate_limit_total", "result=\"limited\",store=\"replay\""));
+
+        // two shared tokens were spent (the first use and the replay that read the row): one is left
+        Api.post(token, newKey(), body(12)).then().statusCode(201);
+        Api.post(token, newKey(), body(13)).then().statusCode(429);
+        // a body other than the kept one is not answered as kept: it spends the shared bucket, which is empty
+        Api.post(token, key, body(14)).then().statusCode(429);
+        assertEquals(2, Db.count("SELECT count(*) FROM transfers WHERE user_id = ?", principal));
     }
 
     @Test

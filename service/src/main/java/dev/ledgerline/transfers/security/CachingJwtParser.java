@@ -54,14 +54,15 @@ public class CachingJwtParser extends DefaultJWTParser {
 
     @Override
     public JsonWebToken parse(String token) throws ParseException {
-        if (!CanonicalToken.isCanonical(token)) {
-            throw new ParseException("the token is not in canonical unpadded base64url");
-        }
+        // the cache holds only tokens that were canonical and verified: a hit is this very spelling, checked then
         long now = System.currentTimeMillis();
         JsonWebToken known = verified.get(token, now);
         if (known != null) {
             hits.increment();
             return known;
+        }
+        if (!CanonicalToken.isCanonical(token)) {
+            throw new ParseException("the token is not in canonical unpadded base64url");
         }
         misses.increment();
         JsonWebToken fresh = groups.enforce(super.parse(token));

@@ -8,6 +8,8 @@
 #   in database DB and Redis db K + 1, with the rate limits raised out of the way, logging to LOGS[K]; wait_ready K;
 # - calibrate NAME [driver option ...]: the driver's own ceiling, closed loops at 32 and 4 connections against the
 #   static responder with the same requests as the services get;
+# - redis_floor: redis-benchmark's plain GETs of an entry-sized value at 32 and 4 connections, with Redis's CPU per GET:
+#   what one round trip of the cheapest command costs this Redis on this machine;
 # - prepare_ledgerline K: warm-up of new transfers, SEED seeded transfers that all reach `sent`;
 # - window K SCENARIO CONNECTIONS ROUND: one measured closed-loop window of service K, appended to JSONL with the
 #   CPU per answer of the service, Redis and PostgreSQL from /proc/<pid>/stat.
@@ -109,6 +111,21 @@ calibrate() { # NAME [driver option ...]: the same closed loops against the stat
     [ "$c" = jit ] && continue
     echo "$js" | jq -c --arg name "$name" --arg load "$(load1)" '. + {name: $name, round: 0, scenario: "replay", load: $load}' >> "$JSONL"
     echo "$PFX: calibration $name c$c: $(echo "$js" | jq -r '"\(.achieved | round)/s, p99 \(.p99) ms, driver \(.driverUsPerRequest) µs/request"')" >&2
+  done
+}
+
+redis_floor() { # Redis's own CPU per plain GET of a value the size of a final entry, redis-benchmark at 32 and 4
+  local c n=200000 r0 r1 t0 t1 rps
+  for c in 32 4; do
+    r0=$(ticks "$REDIS_PID"); t0=$(date +%s%N)
+    rps=$("${AUX_PIN[@]}" redis-benchmark -p "$REDIS_PORT" -c "$c" -n "$n" -d 1800 -t get --csv 2>/dev/null \
+      | awk -F'"' '/GET/ {print $4}')
+    t1=$(date +%s%N); r1=$(ticks "$REDIS_PID")
+    jq -nc --argjson c "$c" --argjson rps "${rps:-0}" --argjson redis "$(( r1 - r0 ))" --argjson hz "$TICK" \
+      --argjson n "$n" --arg load "$(load1)" \
+      '{name: "redis-get", round: 0, scenario: "get", connections: $c, achieved: $rps, load: $load,
+        redisUs: ($redis / $hz * 1e6 / $n)}' >> "$JSONL"
+    tail -1 "$JSONL" | jq -r --arg pfx "$PFX" '"\($pfx): calibration redis-benchmark GET c\(.connections): \(.achieved | round)/s, Redis \(.redisUs * 10 | round / 10) µs/GET"' >&2
   done
 }
 

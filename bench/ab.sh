@@ -46,6 +46,7 @@ echo "ab: A = $A_DESC, B = $B_DESC; $ROUNDS rounds of $SECS s, load $(cut -d' ' 
 
 # ---------------------------------------------------------------- calibration: the generator against a static answer
 calibrate static --key="$KEYS/private.pk8"
+redis_floor
 
 # ---------------------------------------------------------------- warm-up and seeds, the same for both
 for k in 0 1; do prepare_ledgerline "$k"; done
@@ -105,8 +106,12 @@ for scenario, c in (("replay", 32), ("replay", 4), ("new", 32)):
         ratio = f"{mb / ma:.2f}" if ma and mb is not None else "–"
         print(f"| {scenario} c{c} | {label} | {ta} | {tb} | {ratio} |")
 cal = [r for r in rows if r["name"] == "static"]
+floor = [r for r in rows if r["name"] == "redis-get"]
 print("\nCalibration, the driver against the static responder with the same requests: "
       + ", ".join(f"c{r['connections']} {round(r['achieved']):,}/s (p99 {r['p99']} ms, driver {r['driverUsPerRequest']} µs CPU/request)" for r in cal) + ".")
+if floor:
+    print("Redis's floor in the same run, redis-benchmark's plain GET of a 1,800-byte value: "
+          + ", ".join(f"c{r['connections']} {round(r['achieved']):,}/s, {r['redisUs']:.1f} µs of Redis CPU per GET" for r in floor) + ".")
 print("\nWindows in order:")
 for r in rows:
     if r["round"] > 0:

@@ -15,7 +15,8 @@
 # Env: ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
 # PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
-# 2 ms) for one more replay window of PROFILE_S (20) s at 32 connections, summarised by bench/jfr_summary.py and drawn by bench/flame.py (OUT/ab-A-replay.svg...).
+# 2 ms) for one more replay window and one more new-transfer window of PROFILE_S (20) s at 32 connections, summarised
+# by bench/jfr_summary.py and drawn by bench/flame.py (OUT/ab-A-replay.svg, OUT/ab-A-new.svg...).
 PFX=ab
 . "$(dirname "$0")/ab-common.sh"
 BASE=${BASE:-2a5bdee}
@@ -60,21 +61,25 @@ for round in $(seq 1 "$ROUNDS"); do
   for k in 0 1; do window "$k" new 32 "$round"; done
 done
 
-# ---------------------------------------------------------------- profiles: replays at 32 connections under JFR
+# ---------------------------------------------------------------- profiles: replays, then new transfers, at 32 connections under JFR
 if [ -n "${PROFILE:-}" ]; then
   # JFR's profile settings, sampling every 2 ms instead of 20: enough samples in one window on a shared machine
   sed 's|<setting name="period" control="method-sampling-java-interval">[^<]*</setting>|<setting name="period" control="method-sampling-java-interval">2 ms</setting>|' \
     "$JAVA_HOME/lib/jfr/profile.jfc" > "$TMP/sampling.jfc"
-  for k in 0 1; do
-    n=${NAMES[$k]}
-    "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.start name=ab settings="$TMP/sampling.jfc" filename="$OUT/ab-$n-replay.jfr" >/dev/null
-    drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" --key="$KEYS/private.pk8" --scenario=replay \
-      --seed-prefix=seed --seed-count="$SEED" --duration="${PROFILE_S:-20}" --connections=32 --label="$n-profile" >/dev/null
-    "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.stop name=ab >/dev/null
-    "$JAVA_HOME/bin/jfr" print --events jdk.ExecutionSample --stack-depth 96 "$OUT/ab-$n-replay.jfr" > "$OUT/ab-$n-samples.txt"
-    python3 bench/jfr_summary.py "$OUT/ab-$n-samples.txt" > "$OUT/ab-$n-profile.txt"
-    python3 bench/flame.py "$OUT/ab-$n-samples.txt" "$OUT/ab-$n-replay.svg" "replays, 32 connections: $n = ${APPS[$k]}"
-    echo "ab: profile of $n: $OUT/ab-$n-profile.txt, $OUT/ab-$n-replay.svg" >&2
+  for scenario in replay new; do
+    for k in 0 1; do
+      n=${NAMES[$k]}
+      "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.start name=ab settings="$TMP/sampling.jfc" filename="$OUT/ab-$n-$scenario.jfr" >/dev/null
+      drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" --key="$KEYS/private.pk8" --scenario="$scenario" \
+        --seed-prefix=seed --seed-count="$SEED" --prefix="profile-$STAMP-$k" --duration="${PROFILE_S:-20}" --connections=32 \
+        --label="$n-profile" >/dev/null
+      [ "$scenario" = new ] && sleep 2   # the last sends and fences
+      "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" JFR.stop name=ab >/dev/null
+      "$JAVA_HOME/bin/jfr" print --events jdk.ExecutionSample --stack-depth 96 "$OUT/ab-$n-$scenario.jfr" > "$OUT/ab-$n-$scenario-samples.txt"
+      python3 bench/jfr_summary.py "$OUT/ab-$n-$scenario-samples.txt" > "$OUT/ab-$n-$scenario-profile.txt"
+      python3 bench/flame.py "$OUT/ab-$n-$scenario-samples.txt" "$OUT/ab-$n-$scenario.svg" "$scenario, 32 connections: $n = ${APPS[$k]}"
+      echo "ab: profile of $n, $scenario: $OUT/ab-$n-$scenario-profile.txt, $OUT/ab-$n-$scenario.svg" >&2
+    done
   done
 fi
 

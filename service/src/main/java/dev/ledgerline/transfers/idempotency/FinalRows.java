@@ -25,8 +25,7 @@ import java.util.List;
  * given the row back, in the final state the idempotency record kept, so a {@code 201} never names a transfer
  * {@code GET} cannot find.
  *
- * <p>The replay checks with one primary-key read of the partition the kept creation time names (the others only when
- * the row is not there), bounded so that a database that does not answer never holds the
+ * <p>The replay checks with one primary-key read, bounded so that a database that does not answer never holds the
  * answer back. A check that could not run is not dropped: it is owed, in a Redis set next to the entries
  * ({@link #OWED}), and every instance's round pays what is owed once PostgreSQL answers again. Right after a crash
  * is exactly when a client retries and when the read fails, so the obligation must outlive the request that
@@ -80,7 +79,7 @@ public class FinalRows {
 
     /** The row is there, or is restored now; fails when the database could not say. */
     private Uni<Void> restoreIfLost(String key, Transfer last) {
-        return (last.createdAt() == null ? transfers.exists(last.id()) : transfers.exists(last.id(), last.createdAt()))
+        return transfers.exists(last.id())
                 .onFailure().retry().withBackOff(Duration.ofMillis(50)).atMost(1)
                 .flatMap(exists -> exists ? Uni.createFrom().voidItem()
                         : transfers.insertRestored(last, key, actor).invoke(inserted -> {

@@ -156,15 +156,6 @@ public class TransferRepository {
         return run(TransferSql.EXISTS_BY_ID, Tuple.of(id)).map(rows -> rows.size() > 0);
     }
 
-    /**
-     * {@link #exists}, probing first the one partition {@code createdAt} names (what a replay's kept transfer says):
-     * the row is nearly always there, and only when it is not are the other partitions read.
-     */
-    public Uni<Boolean> exists(UUID id, OffsetDateTime createdAt) {
-        return run(TransferSql.EXISTS_AT, Tuple.of(id, createdAt))
-                .flatMap(rows -> rows.size() > 0 ? Uni.createFrom().item(true) : exists(id));
-    }
-
     /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */
     public Uni<Claim> claim(Seen seen, String worker, Duration lease, String reason) {
         UUID id = seen.id();

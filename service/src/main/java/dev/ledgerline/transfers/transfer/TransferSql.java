@@ -245,14 +245,6 @@ final class TransferSql {
     static final String EXISTS_BY_ID = "SELECT 1 FROM transfers WHERE " + BY_ID;
 
     /**
-     * Whether the row exists with the creation time {@code $2}: the condition on the partition key leaves one partition
-     * to probe, where {@link #EXISTS_BY_ID} probes every partition from the id's time on (the week made ahead among
-     * them). A row that is somewhere else (re-created or restored after a lost commit, so created later) is not found
-     * here; the caller asks {@link #EXISTS_BY_ID} then.
-     */
-    static final String EXISTS_AT = "SELECT 1 FROM transfers WHERE id = $1 AND created_at = $2";
-
-    /**
      * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
      * same pending or reconciling status at the same version — and taking it bumps the version (the
      * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a

@@ -108,7 +108,7 @@ class IdempotencyFastPathTest {
     }
 
     /**
-     * A replay of a final transfer is one Redis round trip (the rate limit and the entry in one script) and answers the
+     * A replay of a final transfer is one Redis round trip (a GET of the entry; it spends this instance's bucket) and answers the
      * response its entry keeps, byte for byte what GET writes. Bodies that are not the kept bytes still go through
      * the canonical comparison: equal in meaning replays, different is 422, and the same bytes under a charset the
      * service does not read are 415, as before any entry kept a body.

@@ -61,6 +61,7 @@ NAMES=(peer ours)
 echo "peer: peer = $PEER_DESC, ours = $OURS_DESC; $ROUNDS rounds of $SECS s, load $LOAD_START" >&2
 calibrate static --key="$KEYS/private.pk8"
 calibrate static-peer $PEER_REQ
+redis_floor
 
 # ---------------------------------------------------------------- seeds: SEED final entries in each service
 start 1 "$OUT/peer-ours-prepare.log"; prepare_ledgerline 1; stop 1

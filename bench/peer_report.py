@@ -9,7 +9,8 @@ clean_idle = float(clean_idle)
 rows = [json.loads(line) for line in open(path) if line.strip()]
 windows = [r for r in rows if r.get("scenario") == "replay" and r["round"] > 0]
 after = [r for r in rows if r.get("scenario") == "after"]
-calibration = [r for r in rows if r["round"] == 0]
+calibration = [r for r in rows if r["round"] == 0 and r["name"] != "redis-get"]
+floor = [r for r in rows if r["name"] == "redis-get"]
 
 
 slot_after = {(r["name"], r["round"], r["connections"]): r for r in after}
@@ -74,6 +75,10 @@ for name in ("peer", "ours"):
 print("\nCalibration, the driver against the static responder with each service's request: "
       + "; ".join(f"{r['name']} c{r['connections']} {r['achieved']:,.0f}/s (p99 {r['p99']} ms, driver"
                   f" {r['driverUsPerRequest']} µs CPU/request)" for r in calibration) + ".")
+
+if floor:
+    print("\nRedis's floor in the same run, redis-benchmark's plain GET of a 1,800-byte value: "
+          + ", ".join(f"c{r['connections']} {r['achieved']:,.0f}/s, {r['redisUs']:.1f} µs of Redis CPU per GET" for r in floor) + ".")
 
 print("\nWindows in order:")
 for r in windows:

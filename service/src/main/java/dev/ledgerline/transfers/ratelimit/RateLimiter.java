@@ -139,9 +139,7 @@ public class RateLimiter {
                 .invoke(wait -> count(kind, Store.REDIS, wait))
                 .onFailure().recoverWithItem(e -> {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
-                    long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
-                    count(kind, Store.LOCAL, wait);
-                    return wait;
+                    return takeHere(principal, kind, Store.LOCAL, rate, burst);
                 })
                 .map(wait -> {
                     if (wait > 0) {
@@ -183,14 +181,10 @@ public class RateLimiter {
                 })
                 .flatMap(found -> {
                     if (found == null) {
-                        long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
-                        count(kind, Store.LOCAL, wait);
-                        return Uni.createFrom().item(new Taken(wait, new Admitted(false, null)));
+                        return Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.LOCAL, rate, burst), new Admitted(false, null)));
                     }
                     if (found.value() != null && keptReplay.test(found.value())) {
-                        long wait = local.take("replay:" + kind.tag + ":" + principal, rate, burst, System.nanoTime());
-                        count(kind, Store.REPLAY, wait);
-                        return Uni.createFrom().item(new Taken(wait, found));
+                        return Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.REPLAY, rate, burst), found));
                     }
                     return takeShared(principal, kind, key, rate, burst);
                 })
@@ -213,9 +207,7 @@ public class RateLimiter {
                 })
                 .onFailure().recoverWithItem(e -> {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
-                    long wait = local.take(kind.tag + ":" + principal, rate, burst, System.nanoTime());
-                    count(kind, Store.LOCAL, wait);
-                    return new Taken(wait, new Admitted(false, null));
+                    return new Taken(takeHere(principal, kind, Store.LOCAL, rate, burst), new Admitted(false, null));
                 });
     }
 
@@ -229,6 +221,17 @@ public class RateLimiter {
      */
     public static String redisKey(String principal, Kind kind) {
         return "rl:v1:" + kind.tag + ":" + RedisCommands.principalTag(principal);
+    }
+
+    /**
+     * A token of this instance's bucket, counted under {@code store}: {@code LOCAL}, the fallback while Redis cannot
+     * answer, or {@code REPLAY}, the replays answered as kept; 0 when taken, else the µs until one is available.
+     */
+    private long takeHere(String principal, Kind kind, Store store, double rate, int burst) {
+        String bucket = (store == Store.REPLAY ? "replay:" : "") + kind.tag + ":" + principal;
+        long wait = local.take(bucket, rate, burst, System.nanoTime());
+        count(kind, store, wait);
+        return wait;
     }
 
     private static long waitMicros(Response r) {

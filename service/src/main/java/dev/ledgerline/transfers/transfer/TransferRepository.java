@@ -49,6 +49,7 @@ public class TransferRepository {
     /** How long after a reference's first send the claim still lets a send of it leave: the key window less margins. */
     private final long keyUsableMs;
     private final FenceQueue fences = new FenceQueue(TransferSql.MAX_FENCE_BATCH, this::fenceBatch);
+    private final ProbeQueue probes = new ProbeQueue(TransferSql.MAX_PROBE_BATCH, this::existing);
     /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
     private final DistributionSummary fenceBatchSize;
     /** Whether an insert holds the amount from its owner's account ({@code ledgerline.ledger.enabled}). */
@@ -151,9 +152,20 @@ public class TransferRepository {
         return run(TransferSql.FIND_BY_ID, Tuple.of(id)).map(TransferRepository::firstTransfer);
     }
 
-    /** Whether a row with this id exists. */
+    /**
+     * Whether a row with this id exists, read after this call; the probes asked for while one is in flight go
+     * together in one statement ({@link ProbeQueue}).
+     */
     public Uni<Boolean> exists(UUID id) {
-        return run(TransferSql.EXISTS_BY_ID, Tuple.of(id)).map(rows -> rows.size() > 0);
+        return probes.exists(id);
+    }
+
+    /** Those of {@code ids} (distinct) that have a row: one primary-key probe, or one statement for the batch. */
+    private Uni<Set<UUID>> existing(List<UUID> ids) {
+        if (ids.size() == 1) {
+            return run(TransferSql.EXISTS_BY_ID, Tuple.of(ids.get(0))).map(rows -> rows.size() > 0 ? Set.of(ids.get(0)) : Set.of());
+        }
+        return run(TransferSql.EXISTING_AMONG, Tuple.tuple().addArrayOfUUID(ids.toArray(UUID[]::new))).map(rows -> new HashSet<>(ids(rows, "id")));
     }
 
     /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */

@@ -245,6 +245,17 @@ final class TransferSql {
     static final String EXISTS_BY_ID = "SELECT 1 FROM transfers WHERE " + BY_ID;
 
     /**
+     * Those of the ids {@code $1} that have a row: {@link #EXISTS_BY_ID} for each, as a semi-join, so each id's probe
+     * stops at the first partition that holds it.
+     */
+    static final String EXISTING_AMONG = """
+            SELECT u.id FROM unnest($1::uuid[]) AS u(id)
+             WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.id = u.id AND t.created_at >= ledgerline_transfer_id_time(u.id))""";
+
+    /** The most ids one {@link #EXISTING_AMONG} carries. */
+    static final int MAX_PROBE_BATCH = 64;
+
+    /**
      * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
      * same pending or reconciling status at the same version — and taking it bumps the version (the
      * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a

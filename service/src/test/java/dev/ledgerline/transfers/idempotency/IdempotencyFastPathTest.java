@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.RedisStats;
 import dev.ledgerline.transfers.support.Statements;
 import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
@@ -127,8 +128,8 @@ class IdempotencyFastPathTest {
 
         int replays = 40;
         double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
-        long gets = calls("get");
-        long scripts = calls("eval");
+        long gets = RedisStats.calls(redis, "get");
+        long scripts = RedisStats.calls(redis, "eval");
         for (int i = 0; i < replays; i++) {
             String answer = Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true")
                     .header("Location", "/v1/transfers/" + id).extract().asString();
@@ -138,8 +139,8 @@ class IdempotencyFastPathTest {
         // two round trips each would be 80; the sweeps of this instance send a few of their own meanwhile
         assertTrue(commands >= replays && commands < replays + 20, "one Redis command per replay: " + commands + " for " + replays);
         // and that command is a plain GET, not the token-bucket script: the replay spends this instance's bucket
-        assertTrue(calls("get") - gets >= replays, "a GET per replay");
-        long evaluated = calls("eval") - scripts;
+        assertTrue(RedisStats.calls(redis, "get") - gets >= replays, "a GET per replay");
+        long evaluated = RedisStats.calls(redis, "eval") - scripts;
         assertTrue(evaluated < replays / 2, "no script per replay (the sweeps' locks run a few): " + evaluated);
 
         String reordered = "{\"description\": \"Rent November\", \"destination\": {\"name\": \"Ada Lovelace\", \"iban\": \"" + Api.IBAN
@@ -352,12 +353,5 @@ class IdempotencyFastPathTest {
 
     private static String xmin(String id) {
         return (String) Db.query("SELECT xmin::text AS x FROM transfers WHERE id = ?::uuid", id).get(0).get("x");
-    }
-
-    /** How many times the test's Redis server has run {@code command}, from {@code INFO commandstats}. */
-    private long calls(String command) {
-        String stats = redis.execute("INFO", "commandstats").await().atMost(WAIT).toString();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(stats);
-        return m.find() ? Long.parseLong(m.group(1)) : 0L;
     }
 }

@@ -4,7 +4,9 @@ import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Rows;
+import dev.ledgerline.transfers.support.RedisStats;
 import dev.ledgerline.transfers.support.Sandbox;
+import dev.ledgerline.transfers.support.Statements;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.redis.RedisCommands;
@@ -20,12 +22,18 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.sql.Connection;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static dev.ledgerline.transfers.support.Api.writer;
 import static io.restassured.RestAssured.given;
@@ -60,6 +68,9 @@ class LostCommitTest {
     }
 
     private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+    /** The one-row check of a final replay, as pg_stat_statements spells it. */
+    private static final String PROBE = "SELECT $_ FROM transfers WHERE id = $1 AND";
 
     @Inject
     MeterRegistry metrics;
@@ -191,6 +202,78 @@ class LostCommitTest {
         assertEquals(paid[0], Api.balance(alice, "EUR")[0]);
         assertEquals(0, Api.balance(alice, "EUR")[1]);
         assertEquals(List.of("hold", "post"), entryKinds(id));
+    }
+
+    /**
+     * Replays that arrive together check their rows together: while one check is in flight the next ones wait and
+     * go as one statement. Held behind a lock on the table so that they do arrive together; the rows the database
+     * lost among them are each restored once, and every replay names a transfer {@code GET} finds.
+     */
+    @Test
+    void concurrentFinalReplaysCheckTheirRowsInOneStatementAndRestoreEachLostRowOnce() throws Exception {
+        String owner = "batched-" + UUID.randomUUID();
+        String alice = writer(owner);
+        List<String> keys = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            String key = Api.newKey();
+            String id = Api.post(alice, key, Api.body(7_510 + i)).then().statusCode(201).extract().path("id");
+            keys.add(key);
+            ids.add(id);
+        }
+        for (int i = 0; i < 8; i++) {
+            Await.status(ids.get(i), "sent", DEADLINE);
+            // the first replay after sent keeps the final transfer in the entry
+            Api.post(alice, keys.get(i), Api.body(7_510 + i)).then().statusCode(201).header("Idempotent-Replayed", "true");
+        }
+        long[] paid = Api.balance(alice, "EUR");
+        for (int i = 0; i < 3; i++) {
+            forgetSent(ids.get(i), owner, 7_510 + i);
+        }
+        long batched = Statements.calls("unnest($1::uuid[])");
+        long single = Statements.calls(PROBE);
+        long gets = RedisStats.calls(redis, "get");
+
+        ExecutorService clients = Executors.newFixedThreadPool(16);
+        List<Future<io.restassured.response.Response>> answers = new ArrayList<>();
+        try (Connection locker = Db.connect()) {
+            locker.setAutoCommit(false);
+            locker.createStatement().execute("LOCK TABLE transfers IN ACCESS EXCLUSIVE MODE");
+            for (int i = 0; i < 16; i++) {
+                int k = i % 8;
+                answers.add(clients.submit(() -> Api.post(alice, keys.get(k), Api.body(7_510 + k))));
+            }
+            // the first check waits on the lock; the others, their entries read, queue behind it in the service
+            Awaitility.await("a check waits on the lock").atMost(DEADLINE).pollInterval(Duration.ofMillis(10))
+                    .until(() -> Db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                            + "AND query LIKE '%FROM transfers WHERE id = $1%'") > 0);
+            Awaitility.await("every replay read its entry").atMost(DEADLINE).pollInterval(Duration.ofMillis(10))
+                    .until(() -> RedisStats.calls(redis, "get") >= gets + 16);
+            locker.rollback();
+        }
+        try {
+            for (int i = 0; i < 16; i++) {
+                var answer = answers.get(i).get(30, TimeUnit.SECONDS);
+                answer.then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+                assertEquals(ids.get(i % 8), answer.path("id"));
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertTrue(Statements.calls("unnest($1::uuid[])") > batched, "the checks that waited went in one statement");
+        long probes = Statements.calls("unnest($1::uuid[])") - batched + Statements.calls(PROBE) - single;
+        assertTrue(probes < 16, "fewer statements than replays: " + probes);
+
+        // a check that waited past its bound is owed and paid by the next round: the rows are back either way
+        Awaitility.await("the lost rows are restored").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Db.count("SELECT count(*) FROM transfers WHERE user_id = ?", owner) == 8);
+        for (int i = 0; i < 8; i++) {
+            Api.get(alice, ids.get(i)).then().statusCode(200).body("status", equalTo("sent")).body("amount", equalTo(7_510 + i));
+            // the lost ones restored once, final; the others as they were
+            assertEquals(i < 3 ? List.of("sent") : List.of("pending", "processing", "sent"), Rows.history(ids.get(i)));
+            assertEquals(1, Sandbox.executions(Rows.reference(ids.get(i))), "the provider executed each intent once");
+        }
+        assertEquals(paid[0], Api.balance(alice, "EUR")[0], "the account is where it was before the database forgot");
     }
 
     @Test

@@ -1,0 +1,21 @@
+package dev.ledgerline.transfers.support;
+
+import dev.ledgerline.transfers.redis.RedisCommands;
+
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Counts the commands the tests' Redis server ran, from {@code INFO commandstats}, as an operator would read them. */
+public final class RedisStats {
+
+    private RedisStats() {
+    }
+
+    /** How many times the server has run {@code command} (lower case, e.g. {@code get}). */
+    public static long calls(RedisCommands redis, String command) {
+        String stats = redis.execute("INFO", "commandstats").await().atMost(Duration.ofSeconds(5)).toString();
+        Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(stats);
+        return m.find() ? Long.parseLong(m.group(1)) : 0L;
+    }
+}

@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.service.TransferService.Caller;
 import dev.ledgerline.transfers.transfer.Transfer;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -59,9 +60,16 @@ public class TransferResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @RolesAllowed(WRITE)
     public Uni<Response> create(@HeaderParam("Idempotency-Key") String idempotencyKey, @HeaderParam("Prefer") String prefer,
-                                HttpServerRequest http, byte[] body) {
+                                HttpServerRequest http, RoutingContext rc, byte[] body) {
+        Throwable decided = rc.get(ReplayRoute.DECIDED_FAILURE);
+        if (decided != null) {
+            // the replay route decided this request already and it failed: answered here, as a problem
+            return Uni.createFrom().failure(decided);
+        }
         Optional<Duration> wait = Prefer.waitFor(prefer, maxWaitSeconds);
-        return transfers.create(caller().principal(), () -> submissions.key(http, idempotencyKey), submissions.body(http, body), wait)
+        TransferService.EntryRead read = rc.get(ReplayRoute.ENTRY_READ);
+        return transfers.create(caller().principal(), () -> submissions.key(http, idempotencyKey), submissions.body(http, body),
+                        wait, read)
                 .map(TransferResponses::created);
     }
 

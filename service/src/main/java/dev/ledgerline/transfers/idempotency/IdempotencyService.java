@@ -151,6 +151,11 @@ public class IdempotencyService {
                 .flatMap(read -> decide(principal, key, body, redisKey, read, marker));
     }
 
+    /** The key's entry as one {@code GET} reads it now ({@code null}: none); fails when Redis cannot answer. */
+    public Uni<String> read(String principal, IdempotencyKey key) {
+        return cache.execute("GET", entryKey(principal, key)).map(r -> r == null ? null : r.toString());
+    }
+
     /**
      * Whether an entry's text answers {@code body} as it is kept: a final entry of {@code principal}'s that keeps exactly
      * these bytes under this build's stamp ({@link IdempotencyEntry#keeps}), which {@link #accept} answers from the

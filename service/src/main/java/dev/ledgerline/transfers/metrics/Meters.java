@@ -76,6 +76,9 @@ public enum Meters {
             "Idempotency decisions by path (fast: Redis, db: PostgreSQL) and result; redis_unavailable means the service "
                     + "runs on PostgreSQL alone",
             List.of("path", "result"), List.of(List.of("db", "redis_unavailable"))),
+    REPLAYS_EARLY("ledgerline.replays.early",
+            "Replays answered as kept by the replay route, in front of Quarkus REST and the HTTP authentication",
+            List.of()),
     AUTH_TOKEN_CACHE("ledgerline.auth.token.cache",
             "Bearer tokens answered from the verified-token cache (hit) or verified in full (miss)", List.of("result")),
 

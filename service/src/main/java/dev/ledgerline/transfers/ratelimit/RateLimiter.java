@@ -172,28 +172,43 @@ public class RateLimiter {
         if (!enabled) {
             return read.onFailure().recoverWithItem(new Admitted(false, null));
         }
-        double rate = kind == Kind.WRITE ? writeRate : readRate;
-        int burst = kind == Kind.WRITE ? writeBurst : readBurst;
         return read
                 .onFailure().recoverWithItem(e -> {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
                     return null;
                 })
-                .flatMap(found -> {
-                    if (found == null) {
-                        return Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.LOCAL, rate, burst), new Admitted(false, null)));
-                    }
-                    if (found.value() != null && keptReplay.test(found.value())) {
-                        return Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.REPLAY, rate, burst), found));
-                    }
-                    return takeShared(principal, kind, key, rate, burst);
-                })
-                .map(taken -> {
-                    if (taken.waitMicros() > 0) {
-                        throw limited(taken.waitMicros());
-                    }
-                    return taken.admitted();
-                });
+                .flatMap(found -> found == null ? admitHere(principal, kind) : admitHaving(principal, kind, key, keptReplay, found.value()));
+    }
+
+    /**
+     * {@link #admitAndRead} for a key whose value a {@code GET} of this request read already ({@code null}: it held
+     * none): a token of the replay bucket when {@code keptReplay} accepts it, else of the shared bucket, whose script
+     * reads the key again.
+     */
+    public Uni<Admitted> admitHaving(String principal, Kind kind, String key, Predicate<String> keptReplay, String value) {
+        if (!enabled) {
+            return Uni.createFrom().item(new Admitted(true, value));
+        }
+        double rate = kind == Kind.WRITE ? writeRate : readRate;
+        int burst = kind == Kind.WRITE ? writeBurst : readBurst;
+        Uni<Taken> taken = value != null && keptReplay.test(value)
+                ? Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.REPLAY, rate, burst), new Admitted(true, value)))
+                : takeShared(principal, kind, key, rate, burst);
+        return taken.map(RateLimiter::admittedOrLimited);
+    }
+
+    /** This instance's bucket alone: Redis could not answer, so nothing was read. */
+    private Uni<Admitted> admitHere(String principal, Kind kind) {
+        double rate = kind == Kind.WRITE ? writeRate : readRate;
+        int burst = kind == Kind.WRITE ? writeBurst : readBurst;
+        return Uni.createFrom().item(admittedOrLimited(new Taken(takeHere(principal, kind, Store.LOCAL, rate, burst), new Admitted(false, null))));
+    }
+
+    private static Admitted admittedOrLimited(Taken taken) {
+        if (taken.waitMicros() > 0) {
+            throw limited(taken.waitMicros());
+        }
+        return taken.admitted();
     }
 
     /** A token of the shared bucket and, in the same script, the key's value; this instance's bucket when Redis fails. */

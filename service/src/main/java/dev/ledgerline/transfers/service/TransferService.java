@@ -57,6 +57,13 @@ public class TransferService {
     public record Created(Transfer transfer, boolean replayed, Duration waited, String response) {
     }
 
+    /**
+     * What a {@code GET} of the key's idempotency entry found for this very request before it reached
+     * {@link #create}: the entry's text, or {@code null} when the key had none.
+     */
+    public record EntryRead(String value) {
+    }
+
     /** One page of the listing; {@code continueAfter} is the last row when more follow, else null. */
     public record Page(List<Transfer> rows, Transfer continueAfter) {
     }
@@ -104,6 +111,15 @@ public class TransferService {
      */
     public Uni<Created> create(String principal, Supplier<IdempotencyKey> idempotencyKey, SubmittedBody body,
                                Optional<Duration> wait) {
+        return create(principal, idempotencyKey, body, wait, null);
+    }
+
+    /**
+     * {@link #create(String, Supplier, SubmittedBody, Optional)} for a request whose entry was read already
+     * ({@code read}; {@code null}: not read): the admission does not read it again ({@link RateLimiter#admitHaving}).
+     */
+    public Uni<Created> create(String principal, Supplier<IdempotencyKey> idempotencyKey, SubmittedBody body,
+                               Optional<Duration> wait, EntryRead read) {
         if (backlog.overloaded()) {
             count(Outcome.OVERLOADED);
             String retryAfter = Integer.toString(config.overload().retryAfterSeconds());
@@ -122,10 +138,27 @@ public class TransferService {
                         return Uni.createFrom().failure(invalidKey);
                     });
         }
-        return limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, idempotency.entryKey(principal, key),
-                        value -> idempotency.answersAsKept(principal, body, value))
+        String entryKey = idempotency.entryKey(principal, key);
+        Predicate<String> kept = value -> idempotency.answersAsKept(principal, body, value);
+        Uni<RateLimiter.Admitted> admission = read == null
+                ? limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, entryKey, kept)
+                : limiter.admitHaving(principal, RateLimiter.Kind.WRITE, entryKey, kept, read.value());
+        return admission
                 .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
                 .chain(admitted -> accept(principal, key, body, CacheRead.read(admitted.answered(), admitted.value()), wait));
+    }
+
+    /** The key's idempotency entry as one {@code GET} reads it now; fails when Redis cannot answer. */
+    public Uni<EntryRead> readEntry(String principal, IdempotencyKey key) {
+        return idempotency.read(principal, key).map(EntryRead::new);
+    }
+
+    /**
+     * Whether {@code read} is a final entry of the principal's that keeps exactly {@code body}: a replay {@link #create}
+     * answers from the response it keeps, writing nothing and sending nothing.
+     */
+    public boolean answersAsKept(String principal, SubmittedBody body, EntryRead read) {
+        return read.value() != null && idempotency.answersAsKept(principal, body, read.value());
     }
 
     private Uni<Created> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked,

@@ -60,7 +60,12 @@ public final class Api {
     }
 
     public static Response post(String token, String key, String body) {
-        return as(token).contentType(ContentType.JSON).header("Idempotency-Key", key).body(body).post("/v1/transfers");
+        return post(token, key, body, r -> r);
+    }
+
+    /** {@link #post(String, String, String)} with whatever {@code more} adds to the request (headers, say). */
+    public static Response post(String token, String key, String body, java.util.function.UnaryOperator<RequestSpecification> more) {
+        return more.apply(as(token).contentType(ContentType.JSON).header("Idempotency-Key", key).body(body)).post("/v1/transfers");
     }
 
     /** Creates a transfer and returns its id. */

@@ -1,0 +1,210 @@
+package dev.ledgerline.transfers.api;
+
+import dev.ledgerline.transfers.config.LedgerlineConfig;
+import dev.ledgerline.transfers.idempotency.IdempotencyKey;
+import dev.ledgerline.transfers.idempotency.SubmittedBody;
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.security.CachingJwtParser;
+import dev.ledgerline.transfers.service.TransferService;
+import dev.ledgerline.transfers.service.TransferService.Created;
+import dev.ledgerline.transfers.service.TransferService.EntryRead;
+import dev.ledgerline.transfers.transfer.Transfer;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.impl.RoutingContextInternal;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import org.eclipse.microprofile.jwt.JsonWebToken;
+import org.jboss.logging.Logger;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Answers a replay of {@code POST /v1/transfers} that its idempotency entry answers as kept before the request reaches
+ * Quarkus REST: the route the service's most frequent request takes when a client retries, whose answer is bytes
+ * already kept in Redis. Quarkus REST's handler chain and the HTTP authentication around it cost several times what
+ * such a replay does itself (bench/CPU-AB.md), so this handler runs in front of them and takes only the requests it can
+ * decide exactly as they would, leaving every other one to them untouched:
+ *
+ * <ul>
+ *   <li>HTTP/1.x (an HTTP/2 request, once its body is read, cannot be handed on to Quarkus REST);</li>
+ *   <li>one {@code Authorization: Bearer} token that {@link CachingJwtParser} verified in full a moment ago and still
+ *   trusts, with a subject and the {@code transfers.write} group: what {@code @RolesAllowed} would let through. A
+ *   token the cache does not hold, or any other credential, goes to the HTTP authentication, which verifies it (and
+ *   caches it for the next replay);</li>
+ *   <li>one valid {@code Idempotency-Key}, {@code Content-Type: application/json} (UTF-8), a {@code Content-Length}
+ *   within the body limit, no {@code Prefer}, no {@code Expect}, and an {@code Accept} that JSON satisfies plainly
+ *   (absent, {@code application/json} or {@code *}{@code /*});</li>
+ *   <li>after one {@code GET} of the key's entry, a final entry of the principal's that keeps exactly this body under
+ *   this build's stamp ({@link TransferService#answersAsKept}).</li>
+ * </ul>
+ *
+ * <p>Such a replay is then decided by {@link TransferService#create} itself, the same call the resource makes (the
+ * overload bound, the principal's replay bucket, the outcome counter, the final row's check), and answered with the
+ * kept response and the resource's headers. A request that does not qualify after its body was read continues to the
+ * resource with its body and what the {@code GET} found, so the entry is not read twice; a failure of the decision
+ * (a {@code 429}, a {@code 503}) continues with the failure, which the resource answers as a problem document, so
+ * every error keeps the one writer it has.
+ */
+@ApplicationScoped
+public class ReplayRoute {
+
+    private static final Logger LOG = Logger.getLogger(ReplayRoute.class);
+
+    /** What the entry's {@code GET} found ({@link EntryRead}), for the resource. */
+    static final String ENTRY_READ = "ledgerline.entry-read";
+    /** The decision's failure, for the resource to answer. */
+    static final String DECIDED_FAILURE = "ledgerline.decided-failure";
+
+    private static final String BEARER = "Bearer ";
+    private static final Set<String> JSON_UTF8 = Set.of("application/json", "application/json;charset=utf-8",
+            "application/json; charset=utf-8", "application/json;charset=\"utf-8\"", "application/json; charset=\"utf-8\"");
+    private static final Set<String> PLAIN_ACCEPT = Set.of("application/json", "*/*");
+
+    private final TransferService transfers;
+    private final Submissions submissions;
+    private final CachingJwtParser tokens;
+    private final long maxBodyBytes;
+    private final Counter early;
+    private final ObjectMapper json;
+
+    public ReplayRoute(TransferService transfers, Submissions submissions, CachingJwtParser tokens, LedgerlineConfig config,
+                       MeterRegistry metrics, ObjectMapper json) {
+        this.json = json;
+        this.transfers = transfers;
+        this.submissions = submissions;
+        this.tokens = tokens;
+        this.maxBodyBytes = config.http().maxBodyBytes();
+        this.early = Meters.REPLAYS_EARLY.counter().register(metrics);
+    }
+
+    void install(@Observes Router router) {
+        // after the filters (CORS, the body deadline), before Quarkus REST's route
+        router.route(HttpMethod.POST, "/v1/transfers").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT).handler(this::handle);
+    }
+
+    private void handle(RoutingContext rc) {
+        HttpServerRequest request = rc.request();
+        // HTTP/1.x only: Quarkus REST pauses the request it is handed, which HTTP/2 refuses once the body was read
+        String principal = request.version() == HttpVersion.HTTP_2 ? null : principal(request);
+        IdempotencyKey key = principal == null ? null : plainRequestKey(request);
+        if (key == null) {
+            rc.next();
+            return;
+        }
+        request.body().onComplete(read -> {
+            if (read.failed()) {
+                // the connection went away or the body broke a limit: the resource reads it and answers as it does
+                LOG.debugf("step=replay-route the body could not be read: %s", read.cause());
+                rc.fail(read.cause());
+                return;
+            }
+            Buffer body = read.result();
+            ((RoutingContextInternal) rc).setBody(body);
+            byte[] bytes = body.getBytes();
+            SubmittedBody submitted = submissions.body(request, bytes);
+            transfers.readEntry(principal, key).subscribe().with(
+                    entry -> decide(rc, principal, key, submitted, entry),
+                    redisFailed -> rc.next());
+        });
+        // the HTTP server hands the request over paused; the resource would resume it to read the body, as this does
+        request.resume();
+    }
+
+    private void decide(RoutingContext rc, String principal, IdempotencyKey key, SubmittedBody body, EntryRead entry) {
+        rc.put(ENTRY_READ, entry);
+        if (!transfers.answersAsKept(principal, body, entry)) {
+            rc.next();
+            return;
+        }
+        try {
+            transfers.create(principal, () -> key, body, Optional.empty(), entry).subscribe().with(
+                    created -> answer(rc, created),
+                    failure -> {
+                        rc.put(DECIDED_FAILURE, failure);
+                        rc.next();
+                    });
+        } catch (RuntimeException refused) {
+            rc.put(DECIDED_FAILURE, refused);
+            rc.next();
+        }
+    }
+
+    /** The resource's answer to a replay ({@link TransferResponses#created}), written here. */
+    private void answer(RoutingContext rc, Created created) {
+        Transfer t = created.transfer();
+        byte[] response;
+        try {
+            // an entry that keeps the body under this stamp keeps the response too; the view is the resource's fallback
+            response = created.response() != null ? created.response().getBytes(StandardCharsets.UTF_8)
+                    : json.writeValueAsBytes(TransferView.of(t));
+        } catch (JsonProcessingException e) {
+            rc.fail(e);
+            return;
+        }
+        early.increment();
+        rc.response().setStatusCode(201)
+                .putHeader(HttpHeaders.CONTENT_TYPE, "application/json;charset=UTF-8")
+                .putHeader(HttpHeaders.LOCATION, "/v1/transfers/" + t.id())
+                .putHeader(HttpHeaders.ETAG, "\"" + t.version() + "\"")
+                .putHeader("Idempotent-Replayed", "true")
+                .end(Buffer.buffer(response));
+    }
+
+    /** The subject of the one bearer token the cache vouches for, with the write group; else {@code null}. */
+    private String principal(HttpServerRequest request) {
+        List<String> authorization = request.headers().getAll(HttpHeaders.AUTHORIZATION);
+        if (authorization.size() != 1 || !authorization.get(0).startsWith(BEARER)) {
+            return null;
+        }
+        JsonWebToken jwt = tokens.verifiedBefore(authorization.get(0).substring(BEARER.length()));
+        if (jwt == null || jwt.getGroups() == null || !jwt.getGroups().contains(TransferResource.WRITE)) {
+            return null;
+        }
+        String subject = jwt.getSubject();
+        return subject == null || subject.isBlank() ? null : subject;
+    }
+
+    /** The key of a request whose headers the resource would take without a question; else {@code null}. */
+    private IdempotencyKey plainRequestKey(HttpServerRequest request) {
+        var headers = request.headers();
+        String contentType = headers.get(HttpHeaders.CONTENT_TYPE);
+        String accept = headers.get(HttpHeaders.ACCEPT);
+        String length = headers.get(HttpHeaders.CONTENT_LENGTH);
+        List<String> keys = headers.getAll("Idempotency-Key");
+        if (keys.size() != 1 || contentType == null || !JSON_UTF8.contains(contentType.toLowerCase(Locale.ROOT))
+                || (accept != null && !PLAIN_ACCEPT.contains(accept.toLowerCase(Locale.ROOT)))
+                || headers.contains("Prefer") || headers.contains(HttpHeaders.EXPECT)
+                || headers.contains(HttpHeaders.TRANSFER_ENCODING) || length == null || !withinLimit(length)) {
+            return null;
+        }
+        try {
+            return IdempotencyKey.parse(keys.get(0));
+        } catch (RuntimeException invalid) {
+            return null;
+        }
+    }
+
+    private boolean withinLimit(String length) {
+        try {
+            long n = Long.parseLong(length);
+            return n > 0 && n <= maxBodyBytes;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+}

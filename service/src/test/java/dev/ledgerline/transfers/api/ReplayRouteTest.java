@@ -1,0 +1,152 @@
+package dev.ledgerline.transfers.api;
+
+import dev.ledgerline.transfers.support.Api;
+import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Metrics;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.http.Header;
+import io.restassured.response.Response;
+import org.junit.jupiter.api.Test;
+
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+
+import static dev.ledgerline.transfers.support.Api.as;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+/**
+ * The replay route ({@link ReplayRoute}) answers a kept replay in front of Quarkus REST, and a client cannot tell:
+ * its answer is the resource's answer, header for header and byte for byte; every request it does not take exactly
+ * as the resource would goes on to the resource and is answered as before.
+ */
+@QuarkusTest
+class ReplayRouteTest {
+
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void aKeptReplayIsAnsweredByTheRouteExactlyAsTheResourceAnswersIt() throws Exception {
+        String token = Api.writer("route-" + UUID.randomUUID());
+        String key = Api.newKey();
+        String body = Api.body(4_101);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        Api.post(token, key, body).then().statusCode(201); // the first replay after sent keeps the final transfer
+
+        double early = early();
+        // an Accept the route leaves to content negotiation: the resource answers
+        Response byResource = Api.post(token, key, body, r -> r.accept("application/json, */*;q=0.5"));
+        assertEquals(early, early(), "the resource answered this one");
+        Response byRoute = Api.post(token, key, body);
+        assertEquals(early + 1, early(), "the route answered this one");
+
+        assertEquals(201, byRoute.statusCode());
+        assertEquals(headers(byResource), headers(byRoute));
+        assertArrayEquals(byResource.asByteArray(), byRoute.asByteArray());
+        byRoute.then().header("Idempotent-Replayed", "true").header("Location", "/v1/transfers/" + id)
+                .body("status", equalTo("sent")).body("amount", equalTo(4_101));
+
+        // a cross-origin caller's answer carries the same CORS headers either way (the contract leaves CORS out)
+        HttpResponse<byte[]> corsByRoute = crossOrigin(token, key, body, null);
+        HttpResponse<byte[]> corsByResource = crossOrigin(token, key, body, "application/json, */*;q=0.5");
+        assertEquals(early + 2, early());
+        assertEquals(201, corsByRoute.statusCode());
+        assertEquals("http://localhost:3000", corsByRoute.headers().firstValue("Access-Control-Allow-Origin").orElse(null));
+        assertEquals(headers(corsByResource), headers(corsByRoute));
+        assertArrayEquals(corsByResource.body(), corsByRoute.body());
+    }
+
+    private HttpResponse<byte[]> crossOrigin(String token, String key, String body, String accept) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.toURI().resolve("/v1/transfers"))
+                .header("Origin", "http://localhost:3000").header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json").header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (accept != null) {
+            request.header("Accept", accept);
+        }
+        HttpClient http1 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        return http1.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    @Test
+    void whatTheRouteDoesNotTakeExactlyGoesOnToTheResource() throws Exception {
+        String subject = "route-" + UUID.randomUUID();
+        String token = Api.writer(subject);
+        String key = Api.newKey();
+        String body = Api.body(4_102);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        Api.post(token, key, body).then().statusCode(201);
+        double early = early();
+
+        // another body under the key: 422 from the resource
+        Api.post(token, key, Api.body(4_103)).then().statusCode(422);
+        // a reader's token: 403, whatever the entry holds
+        Api.post(Api.token(subject, List.of("transfers.read")), key, body).then().statusCode(403);
+        // a token never seen: verified in full by the HTTP authentication, then replayed
+        Api.post(Api.token(subject, List.of("transfers.read", "transfers.write")), key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+        // a second Idempotency-Key: 400
+        as(token).contentType(ContentType.JSON).header("Idempotency-Key", key).header(new Header("Idempotency-Key", Api.newKey()))
+                .body(body).post("/v1/transfers").then().statusCode(400);
+        // a long poll
+        Api.post(token, key, body, r -> r.header("Prefer", "wait=1")).then().statusCode(201);
+        // a body in another charset: 415
+        as(token).contentType("application/json; charset=ISO-8859-1").header("Idempotency-Key", key).body(body.getBytes())
+                .post("/v1/transfers").then().statusCode(415);
+        // no token at all: 401
+        io.restassured.RestAssured.given().contentType(ContentType.JSON).header("Idempotency-Key", key).body(body)
+                .post("/v1/transfers").then().statusCode(401);
+        // over HTTP/2 (h2c): the resource
+        HttpResponse<byte[]> overHttp2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build().send(
+                HttpRequest.newBuilder(base.toURI().resolve("/v1/transfers")).header("Authorization", "Bearer " + token)
+                        .header("Content-Type", "application/json").header("Idempotency-Key", key)
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals(201, overHttp2.statusCode());
+        assertEquals(HttpClient.Version.HTTP_2, overHttp2.version());
+        assertEquals(early, early(), "none of them was answered by the route");
+
+        // a first use, read by the route, is created by the resource without reading the entry again
+        String other = Api.newKey();
+        Api.post(token, other, Api.body(4_104)).then().statusCode(201).header("Idempotent-Replayed", (String) null);
+        assertEquals(early, early());
+    }
+
+    private static double early() {
+        return Math.max(0, Metrics.sum("ledgerline_replays_early_total", ""));
+    }
+
+    /** The answer's headers, by lower-case name, without the ones that differ between any two answers. */
+    private static Map<String, List<String>> headers(HttpResponse<?> r) {
+        Map<String, List<String>> all = new TreeMap<>();
+        r.headers().map().forEach((name, values) -> {
+            if (!name.equalsIgnoreCase("date")) {
+                all.put(name.toLowerCase(), values);
+            }
+        });
+        return all;
+    }
+
+    private static Map<String, List<String>> headers(Response r) {
+        Map<String, List<String>> all = new TreeMap<>();
+        for (Header h : r.getHeaders()) {
+            if (!h.getName().equalsIgnoreCase("date")) {
+                all.computeIfAbsent(h.getName().toLowerCase(), n -> new java.util.ArrayList<>()).add(h.getValue());
+            }
+        }
+        return all;
+    }
+}

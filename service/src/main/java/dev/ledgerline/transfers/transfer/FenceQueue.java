@@ -1,9 +1,6 @@
 package dev.ledgerline.transfers.transfer;
 
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.subscription.UniEmitter;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.sqlclient.DatabaseException;
 import org.jboss.logging.Logger;
 
@@ -49,27 +46,7 @@ final class FenceQueue {
                  String actor, String reason, int refused) {
     }
 
-    private record Waiting(Fence fence, Context context, UniEmitter<? super Boolean> emitter) {
-        void answer(Set<UUID> written) {
-            boolean fenced = written.contains(fence.id());
-            run(() -> emitter.complete(fenced));
-        }
-
-        void fail(Throwable failure) {
-            run(() -> emitter.fail(failure));
-        }
-
-        /** Answers on the caller's own Vert.x context, not on the one that ran the batch. */
-        private void run(Runnable answer) {
-            if (context == null) {
-                answer.run();
-            } else {
-                context.runOnContext(ignored -> answer.run());
-            }
-        }
-    }
-
-    private final Queue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+    private final Queue<Waiting<Fence, Boolean>> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final int maxBatch;
     /** Writes a batch and answers the ids of the rows it wrote. */
@@ -82,17 +59,14 @@ final class FenceQueue {
 
     /** {@code true} when the row was still at the fence's version and now carries its status. */
     Uni<Boolean> fence(Fence fence) {
-        return Uni.createFrom().emitter(emitter -> {
-            waiting.add(new Waiting(fence, Vertx.currentContext(), emitter));
-            next();
-        });
+        return Waiting.queue(waiting, fence, this::next);
     }
 
     private void next() {
         if (!inFlight.compareAndSet(false, true)) {
             return;
         }
-        List<Waiting> batch = take();
+        List<Waiting<Fence, Boolean>> batch = take();
         if (batch.isEmpty()) {
             inFlight.set(false);
             // a fence queued after take() looked, but before the flag was down, would otherwise wait for the next one
@@ -102,12 +76,12 @@ final class FenceQueue {
             return;
         }
         List<Fence> fences = new ArrayList<>(batch.size());
-        for (Waiting w : batch) {
-            fences.add(w.fence());
+        for (Waiting<Fence, Boolean> w : batch) {
+            fences.add(w.item());
         }
         write(fences).subscribe().with(ids -> {
             done();
-            batch.forEach(w -> w.answer(ids));
+            batch.forEach(w -> w.complete(ids.contains(w.item().id())));
         }, failure -> {
             if (batch.size() > 1 && refusedByTheDatabase(failure)) {
                 LOG.warnf("step=fence a batch of %d fences was refused (%s); writing them one at a time", batch.size(),
@@ -121,18 +95,18 @@ final class FenceQueue {
     }
 
     /** Writes {@code batch} from {@code from} on, one fence per statement, answering each as its statement returns. */
-    private void oneByOne(List<Waiting> batch, int from) {
+    private void oneByOne(List<Waiting<Fence, Boolean>> batch, int from) {
         if (from == batch.size()) {
             done();
             return;
         }
-        Waiting w = batch.get(from);
-        write(List.of(w.fence())).subscribe().with(ids -> {
-            w.answer(ids);
+        Waiting<Fence, Boolean> w = batch.get(from);
+        write(List.of(w.item())).subscribe().with(ids -> {
+            w.complete(ids.contains(w.item().id()));
             oneByOne(batch, from + 1);
         }, failure -> {
             if (refusedByTheDatabase(failure)) {
-                LOG.warnf("transferId=%s version=%d step=fence refused: %s", w.fence().id(), w.fence().version(), failure.toString());
+                LOG.warnf("transferId=%s version=%d step=fence refused: %s", w.item().id(), w.item().version(), failure.toString());
                 w.fail(failure);
                 oneByOne(batch, from + 1);
                 return;
@@ -167,13 +141,13 @@ final class FenceQueue {
     }
 
     /** Up to {@code maxBatch} waiting fences, at most one per transfer; the others stay queued. */
-    private List<Waiting> take() {
-        List<Waiting> batch = new ArrayList<>();
-        List<Waiting> later = new ArrayList<>();
+    private List<Waiting<Fence, Boolean>> take() {
+        List<Waiting<Fence, Boolean>> batch = new ArrayList<>();
+        List<Waiting<Fence, Boolean>> later = new ArrayList<>();
         Set<UUID> ids = new HashSet<>();
-        Waiting w;
+        Waiting<Fence, Boolean> w;
         while (batch.size() < maxBatch && (w = waiting.poll()) != null) {
-            if (ids.add(w.fence().id())) {
+            if (ids.add(w.item().id())) {
                 batch.add(w);
             } else {
                 later.add(w);

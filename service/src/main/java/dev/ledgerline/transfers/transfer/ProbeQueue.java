@@ -1,9 +1,6 @@
 package dev.ledgerline.transfers.transfer;
 
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.subscription.UniEmitter;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -27,27 +24,7 @@ import java.util.function.Function;
  */
 final class ProbeQueue {
 
-    private record Waiting(UUID id, Context context, UniEmitter<? super Boolean> emitter) {
-        void answer(Set<UUID> existing) {
-            boolean exists = existing.contains(id);
-            run(() -> emitter.complete(exists));
-        }
-
-        void fail(Throwable failure) {
-            run(() -> emitter.fail(failure));
-        }
-
-        /** Answers on the caller's own Vert.x context, not on the one that ran the batch. */
-        private void run(Runnable answer) {
-            if (context == null) {
-                answer.run();
-            } else {
-                context.runOnContext(ignored -> answer.run());
-            }
-        }
-    }
-
-    private final Queue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+    private final Queue<Waiting<UUID, Boolean>> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final int maxBatch;
     /** Reads a batch of distinct ids and answers those that have a row. */
@@ -60,23 +37,20 @@ final class ProbeQueue {
 
     /** Whether the row of {@code id} exists, read after this call. */
     Uni<Boolean> exists(UUID id) {
-        return Uni.createFrom().emitter(emitter -> {
-            waiting.add(new Waiting(id, Vertx.currentContext(), emitter));
-            next();
-        });
+        return Waiting.queue(waiting, id, this::next);
     }
 
     private void next() {
         if (!inFlight.compareAndSet(false, true)) {
             return;
         }
-        List<Waiting> batch = new ArrayList<>();
+        List<Waiting<UUID, Boolean>> batch = new ArrayList<>();
         Set<UUID> ids = new LinkedHashSet<>();
-        Waiting w;
+        Waiting<UUID, Boolean> w;
         // up to maxBatch distinct ids; probes of an id already in the batch share its answer
         while (ids.size() < maxBatch && (w = waiting.poll()) != null) {
             batch.add(w);
-            ids.add(w.id());
+            ids.add(w.item());
         }
         if (batch.isEmpty()) {
             inFlight.set(false);
@@ -94,7 +68,7 @@ final class ProbeQueue {
         }
         reading.subscribe().with(existing -> {
             done();
-            batch.forEach(x -> x.answer(existing));
+            batch.forEach(x -> x.complete(existing.contains(x.item())));
         }, failure -> {
             done();
             batch.forEach(x -> x.fail(failure));

@@ -42,12 +42,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * scheduled for one instant, and at that instant each is cancelled over HTTP while workers claim it — this test's
  * own calls of {@link TransferProcessor#process} from several threads, besides the sweeper, which takes the rows as
  * they become due. Each transfer ends {@code cancelled} with no execution at the provider, or {@code sent} with
- * exactly one, never both, and the cancel's answer says which.
+ * exactly one, never both, and the cancel's answer says which. A round in which one side won every race raced
+ * nothing; the test races again, up to three rounds in all, until each side has won at least once.
  */
 @QuarkusTest
 class CancelRaceTest {
 
     private static final int TRANSFERS = 40;
+    /** Rounds at the most until the race has been won by both sides at least once. */
+    private static final int ROUNDS = 3;
 
     @Inject
     TransferProcessor processor;
@@ -87,6 +90,22 @@ class CancelRaceTest {
         Collections.sort(latencies);
         long cancelNanos = latencies.get(latencies.size() / 2);
 
+        // a round whose cancels all arrive before or after every claim raced nothing: on a loaded machine (a stalled
+        // event loop) one can miss, so up to three rounds race, each checked in full, until both sides have won
+        int cancelledTotal = 0;
+        int sentTotal = 0;
+        for (int round = 0; round < ROUNDS && (cancelledTotal == 0 || sentTotal == 0); round++) {
+            int[] won = race(alice, round, cancelNanos, creations);
+            cancelledTotal += won[0];
+            sentTotal += won[1];
+        }
+        assertEquals(duplicatesBefore, Sandbox.duplicateExecutions(), "no reference executed twice");
+        assertTrue(cancelledTotal > 0 && sentTotal > 0, "both sides won some races in " + ROUNDS + " rounds (cancelled "
+                + cancelledTotal + ", sent " + sentTotal + ")");
+    }
+
+    /** One round: {@link #TRANSFERS} transfers due at one instant, each cancelled and claimed at it; {cancelled, sent}. */
+    private int[] race(String alice, int round, long cancelNanos, List<Long> creations) throws Exception {
         // the instant: 6 s ahead, or later where creating the transfers takes longer (a loaded machine)
         Collections.sort(creations);
         Duration creating = Duration.ofNanos(creations.get(creations.size() / 2) * TRANSFERS * 3).plusSeconds(2);
@@ -94,7 +113,7 @@ class CancelRaceTest {
                 .truncatedTo(ChronoUnit.MILLIS);
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < TRANSFERS; i++) {
-            ids.add(Api.post(alice, newKey(), body(4100 + i, executeAt)).then().statusCode(201).extract().path("id"));
+            ids.add(Api.post(alice, newKey(), body(4100 + round * TRANSFERS + i, executeAt)).then().statusCode(201).extract().path("id"));
         }
         assertTrue(Instant.now().isBefore(executeAt.minusMillis(500)), "all created before their time, or the race is not one");
 
@@ -162,11 +181,10 @@ class CancelRaceTest {
                 assertEquals(ProblemType.TRANSFER_NOT_CANCELLABLE.uri(), answer.path("type"));
             }
         }
-        assertEquals(duplicatesBefore, Sandbox.duplicateExecutions(), "no reference executed twice");
-        System.out.printf("cancel race: %d cancelled, %d sent of %d; claims by %s%n", cancelledCount, sent, TRANSFERS,
+        System.out.printf("cancel race, round %d: %d cancelled, %d sent of %d; claims by %s%n", round + 1, cancelledCount, sent, TRANSFERS,
                 Db.query("SELECT reason, count(*) AS n, min(at - e0.at0) AS first, max(at - e0.at0) AS last FROM transfer_events, "
                         + "(SELECT ?::timestamptz AS at0) e0 WHERE transfer_id = ANY(?::uuid[]) AND version = 1 GROUP BY reason",
                         executeAt.toString(), ids.toArray(String[]::new)) + ", cancel latency " + cancelNanos / 1_000_000 + " ms");
-        assertTrue(cancelledCount > 0 && sent > 0, "both sides won some races (cancelled " + cancelledCount + ", sent " + sent + ")");
+        return new int[] {cancelledCount, sent};
     }
 }

@@ -227,6 +227,10 @@ class LostCommitTest {
             Api.post(alice, keys.get(i), Api.body(7_510 + i)).then().statusCode(201).header("Idempotent-Replayed", "true");
         }
         long[] paid = Api.balance(alice, "EUR");
+        List<List<String>> histories = new ArrayList<>();
+        for (String id : ids) {
+            histories.add(Rows.history(id));
+        }
         for (int i = 0; i < 3; i++) {
             forgetSent(ids.get(i), owner, 7_510 + i);
         }
@@ -269,8 +273,8 @@ class LostCommitTest {
                 .until(() -> Db.count("SELECT count(*) FROM transfers WHERE user_id = ?", owner) == 8);
         for (int i = 0; i < 8; i++) {
             Api.get(alice, ids.get(i)).then().statusCode(200).body("status", equalTo("sent")).body("amount", equalTo(7_510 + i));
-            // the lost ones restored once, final; the others as they were
-            assertEquals(i < 3 ? List.of("sent") : List.of("pending", "processing", "sent"), Rows.history(ids.get(i)));
+            // the lost ones restored once, final; the others as they were before the replays
+            assertEquals(i < 3 ? List.of("sent") : histories.get(i), Rows.history(ids.get(i)));
             assertEquals(1, Sandbox.executions(Rows.reference(ids.get(i))), "the provider executed each intent once");
         }
         assertEquals(paid[0], Api.balance(alice, "EUR")[0], "the account is where it was before the database forgot");

@@ -2,7 +2,7 @@ package dev.ledgerline.transfers.idempotency;
 
 /**
  * What Redis said about a key for {@link IdempotencyService#accept}: a value, nothing (then our in-flight marker is set
- * now), nothing yet (read without setting anything: the admission's round trip), or no answer at all (Redis down,
+ * now, or was set by the admission's script), nothing yet (read without setting anything: the admission's round trip), or no answer at all (Redis down,
  * slow or behind its breaker), when PostgreSQL decides alone.
  */
 public sealed interface CacheRead {
@@ -19,6 +19,10 @@ public sealed interface CacheRead {
     record Unavailable() implements CacheRead {
     }
 
+    /** The key held nothing, and the admission's round trip set it to our in-flight marker {@code marker}. */
+    record Marked(String marker) implements CacheRead {
+    }
+
     /** The key held nothing when it was read, and nothing was set: the in-flight marker is still to be placed. */
     record Absent() implements CacheRead {
     }
@@ -31,6 +35,14 @@ public sealed interface CacheRead {
     /** A read that set nothing: {@code answered} false when Redis did not answer, else its value or {@code null}. */
     public static CacheRead read(boolean answered, String value) {
         return answered ? read(value) : new Unavailable();
+    }
+
+    /**
+     * What the admission's round trip did: {@code marked}, the marker it set on the key it found empty, or {@code null}
+     * and then {@link #read(boolean, String)}.
+     */
+    public static CacheRead admitted(boolean answered, String value, String marked) {
+        return marked != null ? new Marked(marked) : read(answered, value);
     }
 
     /** The answer of {@code RedisCommands.getOrSet}: its value, or {@code null} when it set ours. */

@@ -140,15 +140,41 @@ public class IdempotencyService {
      */
     public Uni<Accepted> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked) {
         String redisKey = entryKey(principal, key);
+        if (looked instanceof CacheRead.Marked marked) {
+            // the admission's script found the key empty and set our marker: as getOrSet below would have
+            return decide(principal, key, body, redisKey, new CacheRead.Miss(), marked.marker());
+        }
         if (!(looked instanceof CacheRead.Absent)) {
             return decide(principal, key, body, redisKey, looked, null);
         }
-        String marker = IdempotencyEntry.inFlight(markerToken(), body.fingerprint()).encode();
+        String marker = newMarker(body);
         // one round trip: the key's entry if one arrived since it was read, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
                 .map(CacheRead::of)
                 .onFailure().recoverWithItem(new CacheRead.Unavailable())
                 .flatMap(read -> decide(principal, key, body, redisKey, read, marker));
+    }
+
+    /**
+     * A new in-flight marker for {@code body}, for the admission to set on a key it finds empty
+     * ({@link CacheRead#admitted}), or {@code null} when the body is not a valid request (its problem is answered after
+     * the admission, as it would be without a marker).
+     */
+    public String markerFor(SubmittedBody body) {
+        try {
+            return newMarker(body);
+        } catch (ProblemException notARequest) {
+            return null;
+        }
+    }
+
+    /** How long an in-flight marker lives, in milliseconds. */
+    public long markerTtlMillis() {
+        return config.idempotency().inFlightTtl().toMillis();
+    }
+
+    private static String newMarker(SubmittedBody body) {
+        return IdempotencyEntry.inFlight(markerToken(), body.fingerprint()).encode();
     }
 
     /** The key's entry as one {@code GET} reads it now ({@code null}: none); fails when Redis cannot answer. */

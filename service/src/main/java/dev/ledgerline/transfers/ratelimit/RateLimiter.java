@@ -17,6 +17,7 @@ import org.jboss.logging.Logger;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Per-principal token buckets, shared by every instance through Redis: one {@code EVAL} per request
@@ -60,8 +61,9 @@ public class RateLimiter {
      * (µs, Redis's clock) they were counted. Answers {1, 0} when a token was taken, or {0, µs until one
      * is available}. With a KEYS[2] (in the bucket's slot: both carry the principal's hash tag), a taken token also
      * answers that key's value, {1, 0, value} (nil when it has none), so a request is admitted and finds its
-     * idempotency entry in one round trip; a refused one reads nothing. EVAL, not EVALSHA: a restarted Redis forgets
-     * loaded scripts.
+     * idempotency entry in one round trip; a refused one reads nothing. With an ARGV[3] too, a key found empty is set
+     * to it with a PX ttl of ARGV[4] and the answer is {1, 0, nil, 1}: a first use is admitted and marked in flight in
+     * the same round trip. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts.
      */
     static final String TAKE = """
             redis.replicate_commands()
@@ -91,7 +93,12 @@ public class RateLimiter {
             redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
             redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
             if allowed == 1 and KEYS[2] then
-              return {allowed, wait, redis.call('GET', KEYS[2])}
+              local value = redis.call('GET', KEYS[2])
+              if not value and ARGV[3] then
+                redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+                return {allowed, wait, false, 1}
+              end
+              return {allowed, wait, value}
             end
             return {allowed, wait}""";
 
@@ -151,9 +158,21 @@ public class RateLimiter {
 
     /**
      * What {@link #admitAndRead} found: whether Redis answered, and if it did, the value of the key it read
-     * ({@code null} when the key holds none).
+     * ({@code null} when the key holds none); {@code marked}: the mark the script set on the key it found empty, or
+     * {@code null}.
      */
-    public record Admitted(boolean answered, String value) {
+    public record Admitted(boolean answered, String value, String marked) {
+
+        Admitted(boolean answered, String value) {
+            this(answered, value, null);
+        }
+    }
+
+    /**
+     * What to set a key to when the admission finds it empty ({@link #admitHaving}): an in-flight marker, for
+     * {@code ttlMillis}.
+     */
+    public record Mark(String value, long ttlMillis) {
     }
 
     /**
@@ -167,7 +186,8 @@ public class RateLimiter {
      * and one primary-key read. When Redis cannot answer, this instance's bucket decides and the value is unknown
      * ({@code answered} false); a 429 of the shared bucket reads nothing. With the limiter disabled, the key is read alone.
      */
-    public Uni<Admitted> admitAndRead(String principal, Kind kind, String key, Predicate<String> keptReplay) {
+    public Uni<Admitted> admitAndRead(String principal, Kind kind, String key, Predicate<String> keptReplay,
+                                      Supplier<Mark> markIfEmpty) {
         Uni<Admitted> read = redis.execute("GET", key).map(r -> new Admitted(true, r == null ? null : r.toString()));
         if (!enabled) {
             return read.onFailure().recoverWithItem(new Admitted(false, null));
@@ -177,24 +197,30 @@ public class RateLimiter {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
                     return null;
                 })
-                .flatMap(found -> found == null ? admitHere(principal, kind) : admitHaving(principal, kind, key, keptReplay, found.value()));
+                .flatMap(found -> found == null ? admitHere(principal, kind)
+                        : admitHaving(principal, kind, key, keptReplay, found.value(), markIfEmpty));
     }
 
     /**
      * {@link #admitAndRead} for a key whose value a {@code GET} of this request read already ({@code null}: it held
      * none): a token of the replay bucket when {@code keptReplay} accepts it, else of the shared bucket, whose script
-     * reads the key again.
+     * reads the key again. A key read empty is also set to {@code markIfEmpty}'s mark by the same script if it is still
+     * empty then ({@link Admitted#marked}); the supplier may answer {@code null} (nothing to set), and is asked only
+     * for a key read empty.
      */
-    public Uni<Admitted> admitHaving(String principal, Kind kind, String key, Predicate<String> keptReplay, String value) {
+    public Uni<Admitted> admitHaving(String principal, Kind kind, String key, Predicate<String> keptReplay, String value,
+                                     Supplier<Mark> markIfEmpty) {
         if (!enabled) {
             return Uni.createFrom().item(new Admitted(true, value));
         }
         double rate = kind == Kind.WRITE ? writeRate : readRate;
         int burst = kind == Kind.WRITE ? writeBurst : readBurst;
-        Uni<Taken> taken = value != null && keptReplay.test(value)
-                ? Uni.createFrom().item(new Taken(takeHere(principal, kind, Store.REPLAY, rate, burst), new Admitted(true, value)))
-                : takeShared(principal, kind, key, rate, burst);
-        return taken.map(RateLimiter::admittedOrLimited);
+        if (value != null && keptReplay.test(value)) {
+            return Uni.createFrom().item(admittedOrLimited(
+                    new Taken(takeHere(principal, kind, Store.REPLAY, rate, burst), new Admitted(true, value))));
+        }
+        return takeShared(principal, kind, key, rate, burst, value == null ? markIfEmpty.get() : null)
+                .map(RateLimiter::admittedOrLimited);
     }
 
     /** This instance's bucket alone: Redis could not answer, so nothing was read. */
@@ -211,14 +237,24 @@ public class RateLimiter {
         return taken.admitted();
     }
 
-    /** A token of the shared bucket and, in the same script, the key's value; this instance's bucket when Redis fails. */
-    private Uni<Taken> takeShared(String principal, Kind kind, String key, double rate, int burst) {
-        return redis.execute("EVAL", TAKE, "2", redisKey(principal, kind), key, Double.toString(rate), Integer.toString(burst))
+    /**
+     * A token of the shared bucket and, in the same script, the key's value (and the key set to {@code mark} if it is
+     * empty, unless {@code mark} is null); this instance's bucket when Redis fails.
+     */
+    private Uni<Taken> takeShared(String principal, Kind kind, String key, double rate, int burst, Mark mark) {
+        String bucket = redisKey(principal, kind);
+        String rateArg = Double.toString(rate);
+        String burstArg = Integer.toString(burst);
+        Uni<Response> script = mark == null
+                ? redis.execute("EVAL", TAKE, "2", bucket, key, rateArg, burstArg)
+                : redis.execute("EVAL", TAKE, "2", bucket, key, rateArg, burstArg, mark.value(), Long.toString(mark.ttlMillis()));
+        return script
                 .map(r -> {
                     long wait = waitMicros(r);
                     count(kind, Store.REDIS, wait);
                     Response value = r.size() > 2 ? r.get(2) : null;
-                    return new Taken(wait, new Admitted(true, value == null ? null : value.toString()));
+                    boolean marked = r.size() > 3 && r.get(3) != null && r.get(3).toLong() == 1L;
+                    return new Taken(wait, new Admitted(true, value == null ? null : value.toString(), marked ? mark.value() : null));
                 })
                 .onFailure().recoverWithItem(e -> {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());

@@ -103,11 +103,13 @@ public class TransferService {
 
     /**
      * Admits, accepts and dispatches one POST. The overload bound comes first, before anything that costs a
-     * round trip, then the rate limit, and only then is the body parsed ({@link SubmittedBody#request}, and only when a
-     * decision needs it): a flood of invalid requests costs its sender tokens too. The key's idempotency entry is read
-     * first; a replay it answers as kept spends this instance's replay bucket, anything else the shared bucket, whose
-     * script reads the entry again ({@link RateLimiter#admitAndRead}). An Idempotency-Key header that
-     * is not a valid key still costs a token before its 400. With {@code wait}, the answer waits for a final status.
+     * round trip, then the rate limit, and only then is a body's problem answered: a flood of invalid requests costs
+     * its sender tokens too. The body is parsed ({@link SubmittedBody#request}) only when a decision needs it. The key's
+     * idempotency entry is read first; a replay it answers as kept spends this instance's replay bucket, anything else
+     * the shared bucket, whose script reads the entry again ({@link RateLimiter#admitAndRead}); a key read empty has
+     * its body parsed before that script, which also sets the in-flight marker when the key is still empty, so a
+     * first use is admitted and marked in one round trip. An Idempotency-Key header that is not a valid key still
+     * costs a token before its 400. With {@code wait}, the answer waits for a final status.
      */
     public Uni<Created> create(String principal, Supplier<IdempotencyKey> idempotencyKey, SubmittedBody body,
                                Optional<Duration> wait) {
@@ -140,12 +142,18 @@ public class TransferService {
         }
         String entryKey = idempotency.entryKey(principal, key);
         Predicate<String> kept = value -> idempotency.answersAsKept(principal, body, value);
+        // a key found empty is marked in flight by the admission's script: a first use costs one round trip less
+        Supplier<RateLimiter.Mark> mark = () -> {
+            String marker = idempotency.markerFor(body);
+            return marker == null ? null : new RateLimiter.Mark(marker, idempotency.markerTtlMillis());
+        };
         Uni<RateLimiter.Admitted> admission = read == null
-                ? limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, entryKey, kept)
-                : limiter.admitHaving(principal, RateLimiter.Kind.WRITE, entryKey, kept, read.value());
+                ? limiter.admitAndRead(principal, RateLimiter.Kind.WRITE, entryKey, kept, mark)
+                : limiter.admitHaving(principal, RateLimiter.Kind.WRITE, entryKey, kept, read.value(), mark);
         return admission
                 .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
-                .chain(admitted -> accept(principal, key, body, CacheRead.read(admitted.answered(), admitted.value()), wait));
+                .chain(admitted -> accept(principal, key, body,
+                        CacheRead.admitted(admitted.answered(), admitted.value(), admitted.marked()), wait));
     }
 
     /** The key's idempotency entry as one {@code GET} reads it now; fails when Redis cannot answer. */

@@ -18,14 +18,20 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static dev.ledgerline.transfers.support.Api.body;
 import static dev.ledgerline.transfers.support.Api.newKey;
 import static dev.ledgerline.transfers.support.Api.writer;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -150,6 +156,58 @@ class IdempotencyFastPathTest {
         Api.as(token).contentType("application/json; charset=ISO-8859-1").header("Idempotency-Key", key).body(body.getBytes(StandardCharsets.UTF_8))
                 .post("/v1/transfers").then().statusCode(415);
         Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+    }
+
+    /**
+     * A first use costs Redis three round trips: the entry's {@code GET}, one script that takes the token and marks the
+     * key in flight, and the completed entry's {@code SET}. The marker is there while the insert waits (a duplicate is
+     * 409 then), an invalid body sets none, and an invalid body's problem still comes after the rate limit.
+     */
+    @Test
+    void aFirstUseIsAdmittedAndMarkedInFlightByOneScript() throws Exception {
+        String token = writer("marks");
+        int transfers = 20;
+        double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
+        long scripts = RedisStats.calls(redis, "eval");
+        for (int i = 0; i < transfers; i++) {
+            Api.post(token, newKey(), body(9_100 + i)).then().statusCode(201).header("Idempotent-Replayed", nullValue());
+        }
+        commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"") - commands;
+        long evaluated = RedisStats.calls(redis, "eval") - scripts;
+        // four round trips each (a second script for the marker) would be 80; the sweeps send a few of their own
+        assertTrue(commands >= 3 * transfers && commands < 3 * transfers + 12,
+                "three Redis commands per first use: " + commands + " for " + transfers);
+        assertTrue(evaluated >= transfers && evaluated < transfers + 8, "one script per first use: " + evaluated);
+
+        // while the insert waits, the key holds our marker, and a duplicate is told the first request is in flight
+        String key = newKey();
+        String redisKey = IdempotencyService.redisKey("marks", IdempotencyKey.parse(key));
+        ExecutorService client = Executors.newSingleThreadExecutor();
+        try (Connection locker = Db.connect()) {
+            locker.setAutoCommit(false);
+            // SHARE: the insert into transfer_keys waits, the duplicate's lookup by key does not
+            locker.createStatement().execute("LOCK TABLE transfer_keys IN SHARE MODE");
+            Future<Response> first = client.submit(() -> Api.post(token, key, body(9_200)));
+            String marker = Awaitility.await("the key is marked").atMost(WAIT).pollInterval(Duration.ofMillis(10))
+                    .until(() -> redis.get(redisKey).await().atMost(WAIT), v -> v != null);
+            IdempotencyEntry entry = IdempotencyEntry.decode(marker);
+            assertTrue(entry != null && !entry.completed(), "an in-flight marker: " + marker);
+            long ttl = redis.execute("PTTL", redisKey).await().atMost(WAIT).toLong();
+            assertTrue(ttl > 0 && ttl <= 3000, "with the in-flight TTL (3 s in tests): " + ttl);
+            Api.post(token, key, body(9_200)).then().statusCode(409)
+                    .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_IN_USE.uri()));
+            locker.rollback();
+            String id = first.get(30, TimeUnit.SECONDS).then().statusCode(201).extract().path("id");
+            Api.post(token, key, body(9_200)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
+        } finally {
+            client.shutdownNow();
+        }
+
+        // an invalid body marks nothing: the key stays free for the valid request
+        String fresh = newKey();
+        Api.post(token, fresh, "{\"amount\": -5}").then().statusCode(400);
+        assertEquals(null, redis.get(IdempotencyService.redisKey("marks", IdempotencyKey.parse(fresh))).await().atMost(WAIT));
+        Api.post(token, fresh, body(9_201)).then().statusCode(201).header("Idempotent-Replayed", nullValue());
     }
 
     /** A kept response and body written under another stamp (another release, other rules) are used for nothing. */
@@ -302,7 +360,7 @@ class IdempotencyFastPathTest {
         try {
             exerciseKeys(token, before, beforeId, "paused");
             assertTrue(!redis.breakerClosed(), "timeouts opened the shared Redis breaker: later calls fail fast");
-            assertTrue(breakerGauge() == 1.0, "and ops can see it");
+            assertEquals(1.0, breakerGauge(), "and ops can see it (-1: no such series in the scrape)");
         } finally {
             server.resume();
         }

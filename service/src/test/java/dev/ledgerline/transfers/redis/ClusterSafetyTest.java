@@ -60,8 +60,9 @@ class ClusterSafetyTest {
             }
         }
         assertEquals(List.of(), violations);
-        // the compare-and-delete of the lock, the idempotency get-or-set, the token bucket alone and with the entry
-        assertEquals(4, evals, "EVAL calls found; a new one must be checked here too");
+        // the compare-and-delete of the lock, the idempotency get-or-set, the token bucket alone, with the entry, and
+        // with the entry and its in-flight marker
+        assertEquals(5, evals, "EVAL calls found; a new one must be checked here too");
     }
 
     /** The admission's two keys: a principal's bucket and each of its idempotency entries are in one slot. */

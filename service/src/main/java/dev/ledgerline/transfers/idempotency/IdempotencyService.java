@@ -134,12 +134,12 @@ public class IdempotencyService {
     }
 
     /**
-     * Accepts the POST, given what the admission's round trip read under {@link #entryKey} ({@link CacheRead#read}). A
-     * key with nothing yet is marked in flight first (a second round trip, only for a first use); a final entry that
-     * keeps exactly this body answers without parsing it, from the response it keeps.
+     * Accepts the POST, given what the admission's round trip read under {@code redisKey}, the key's
+     * {@link #entryKey} as the caller computed it once ({@link CacheRead#admitted}). A key with nothing yet is marked in
+     * flight by that round trip, or else by one more ({@code getOrSet}); a final entry that keeps exactly this body
+     * answers without parsing it, from the response it keeps.
      */
-    public Uni<Accepted> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked) {
-        String redisKey = entryKey(principal, key);
+    public Uni<Accepted> accept(String principal, IdempotencyKey key, String redisKey, SubmittedBody body, CacheRead looked) {
         if (looked instanceof CacheRead.Marked marked) {
             // the admission's script found the key empty and set our marker: as getOrSet below would have
             return decide(principal, key, body, redisKey, new CacheRead.Miss(), marked.marker());
@@ -177,9 +177,12 @@ public class IdempotencyService {
         return IdempotencyEntry.inFlight(markerToken(), body.fingerprint()).encode();
     }
 
-    /** The key's entry as one {@code GET} reads it now ({@code null}: none); fails when Redis cannot answer. */
-    public Uni<String> read(String principal, IdempotencyKey key) {
-        return cache.execute("GET", entryKey(principal, key)).map(r -> r == null ? null : r.toString());
+    /**
+     * The entry named {@code entryKey} ({@link #entryKey}) as one {@code GET} reads it now ({@code null}: none); fails
+     * when Redis cannot answer.
+     */
+    public Uni<String> read(String entryKey) {
+        return cache.execute("GET", entryKey).map(r -> r == null ? null : r.toString());
     }
 
     /**

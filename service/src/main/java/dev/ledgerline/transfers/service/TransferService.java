@@ -59,9 +59,10 @@ public class TransferService {
 
     /**
      * What a {@code GET} of the key's idempotency entry found for this very request before it reached
-     * {@link #create}: the entry's text, or {@code null} when the key had none.
+     * {@link #create}: the entry's name ({@code IdempotencyService#entryKey}, hashed once per request) and its text,
+     * or {@code null} when the key had none.
      */
-    public record EntryRead(String value) {
+    public record EntryRead(String entryKey, String value) {
     }
 
     /** One page of the listing; {@code continueAfter} is the last row when more follow, else null. */
@@ -140,7 +141,7 @@ public class TransferService {
                         return Uni.createFrom().failure(invalidKey);
                     });
         }
-        String entryKey = idempotency.entryKey(principal, key);
+        String entryKey = read != null ? read.entryKey() : idempotency.entryKey(principal, key);
         Predicate<String> kept = value -> idempotency.answersAsKept(principal, body, value);
         // a key found empty is marked in flight by the admission's script: a first use costs one round trip less
         Supplier<RateLimiter.Mark> mark = () -> {
@@ -152,13 +153,14 @@ public class TransferService {
                 : limiter.admitHaving(principal, RateLimiter.Kind.WRITE, entryKey, kept, read.value(), mark);
         return admission
                 .onFailure().invoke(e -> count(Outcome.RATE_LIMITED))
-                .chain(admitted -> accept(principal, key, body,
+                .chain(admitted -> accept(principal, key, entryKey, body,
                         CacheRead.admitted(admitted.answered(), admitted.value(), admitted.marked()), wait));
     }
 
     /** The key's idempotency entry as one {@code GET} reads it now; fails when Redis cannot answer. */
     public Uni<EntryRead> readEntry(String principal, IdempotencyKey key) {
-        return idempotency.read(principal, key).map(EntryRead::new);
+        String entryKey = idempotency.entryKey(principal, key);
+        return idempotency.read(entryKey).map(value -> new EntryRead(entryKey, value));
     }
 
     /**
@@ -169,10 +171,10 @@ public class TransferService {
         return read.value() != null && idempotency.answersAsKept(principal, body, read.value());
     }
 
-    private Uni<Created> accept(String principal, IdempotencyKey key, SubmittedBody body, CacheRead looked,
-                                Optional<Duration> wait) {
+    private Uni<Created> accept(String principal, IdempotencyKey key, String entryKey, SubmittedBody body,
+                                CacheRead looked, Optional<Duration> wait) {
         // deferred: a body that does not parse fails inside the chain, so it is counted as rejected below
-        return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, body, looked))
+        return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, entryKey, body, looked))
                 .invoke(accepted -> {
                     if (!accepted.replayed()) {
                         Transfer created = accepted.transfer();

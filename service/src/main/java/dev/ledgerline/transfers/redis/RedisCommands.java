@@ -13,6 +13,8 @@ import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
 import jakarta.enterprise.context.ApplicationScoped;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -56,12 +58,27 @@ public class RedisCommands {
             return false""";
 
     /**
+     * The tags of recent principals: every request of a principal derives its bucket's and its entry's names from the
+     * tag, a SHA-256 digest each time otherwise.
+     */
+    private static final Map<String, String> TAGS = new ConcurrentHashMap<>();
+    private static final int TAGS_KEPT = 8192;
+
+    /**
      * The hash tag of a principal's keys, {@code {<32 hex digits>}}: every key that one operation touches together (the
      * principal's rate-limit bucket and one of its idempotency entries) carries it, so on Redis Cluster they live in
      * one slot and a two-key script never meets {@code CROSSSLOT}. Hashed, so client input never shapes the key space.
      */
     public static String principalTag(String principal) {
-        return "{" + Sha256.hex(principal.length() + ":" + principal).substring(0, 32) + "}";
+        String tag = TAGS.get(principal);
+        if (tag == null) {
+            tag = "{" + Sha256.hex(principal.length() + ":" + principal).substring(0, 32) + "}";
+            if (TAGS.size() >= TAGS_KEPT) {
+                TAGS.clear(); // a bound, not an eviction policy: the tags of the principals active now come back at once
+            }
+            TAGS.put(principal, tag);
+        }
+        return tag;
     }
 
     private final ReactiveRedisDataSource redis;

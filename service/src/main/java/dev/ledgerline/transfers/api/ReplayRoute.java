@@ -34,11 +34,12 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Answers a replay of {@code POST /v1/transfers} that its idempotency entry answers as kept before the request reaches
- * Quarkus REST: the route the service's most frequent request takes when a client retries, whose answer is bytes
- * already kept in Redis. Quarkus REST's handler chain and the HTTP authentication around it cost several times what
- * such a replay does itself (bench/CPU-AB.md), so this handler runs in front of them and takes only the requests it can
- * decide exactly as they would, leaving every other one to them untouched:
+ * Answers the two common kinds of {@code POST /v1/transfers} before the request reaches Quarkus REST: a replay that its
+ * idempotency entry answers as kept (the request a retrying client sends most, whose answer is bytes already kept in
+ * Redis) and the first use of a key. Quarkus REST's handler chain and the HTTP authentication around it cost several
+ * times what such a replay does itself, and a sixth or so of a new transfer's CPU (bench/CPU-AB.md), so this handler
+ * runs in front of them and takes only the requests it can decide exactly as they would, leaving every other one to
+ * them untouched:
  *
  * <ul>
  *   <li>HTTP/1.x (an HTTP/2 request, once its body is read, cannot be handed on to Quarkus REST);</li>
@@ -49,13 +50,13 @@ import java.util.Set;
  *   <li>one valid {@code Idempotency-Key}, {@code Content-Type: application/json} (UTF-8), a {@code Content-Length}
  *   within the body limit, no {@code Prefer}, no {@code Expect}, and an {@code Accept} that JSON satisfies plainly
  *   (absent, {@code application/json} or {@code *}{@code /*});</li>
- *   <li>after one {@code GET} of the key's entry, a final entry of the principal's that keeps exactly this body under
- *   this build's stamp ({@link TransferService#answersAsKept}).</li>
+ *   <li>after one {@code GET} of the key's entry: no entry at all (a first use), or a final entry of the principal's
+ *   that keeps exactly this body under this build's stamp ({@link TransferService#answersAsKept}).</li>
  * </ul>
  *
- * <p>Such a replay is then decided by {@link TransferService#create} itself, the same call the resource makes (the
- * overload bound, the principal's replay bucket, the outcome counter, the final row's check), and answered with the
- * kept response and the resource's headers. A request that does not qualify after its body was read continues to the
+ * <p>Such a request is then decided by {@link TransferService#create} itself, the same call the resource makes (the
+ * overload bound, the rate limit, the body's rules, the insert and the dispatch, the outcome counter, a replay's row
+ * check), and answered with the resource's status, headers and bytes: the kept response, or the transfer's view. A request that does not qualify after its body was read continues to the
  * resource with its body and what the {@code GET} found, so the entry is not read twice; a failure of the decision
  * (a {@code 429}, a {@code 503}) continues with the failure, which the resource answers as a problem document, so
  * every error keeps the one writer it has.
@@ -80,6 +81,7 @@ public class ReplayRoute {
     private final CachingJwtParser tokens;
     private final long maxBodyBytes;
     private final Counter early;
+    private final Counter createdEarly;
     private final ObjectMapper json;
 
     public ReplayRoute(TransferService transfers, Submissions submissions, CachingJwtParser tokens, LedgerlineConfig config,
@@ -90,6 +92,7 @@ public class ReplayRoute {
         this.tokens = tokens;
         this.maxBodyBytes = config.http().maxBodyBytes();
         this.early = Meters.REPLAYS_EARLY.counter().register(metrics);
+        this.createdEarly = Meters.CREATED_EARLY.counter().register(metrics);
     }
 
     void install(@Observes Router router) {
@@ -127,7 +130,9 @@ public class ReplayRoute {
 
     private void decide(RoutingContext rc, String principal, IdempotencyKey key, SubmittedBody body, EntryRead entry) {
         rc.put(ENTRY_READ, entry);
-        if (!transfers.answersAsKept(principal, body, entry)) {
+        // a key with no entry (a first use) or a kept replay; any other entry (another request's marker, a transfer
+        // still moving, another body) is left to the resource
+        if (entry.value() != null && !transfers.answersAsKept(principal, body, entry)) {
             rc.next();
             return;
         }
@@ -144,7 +149,7 @@ public class ReplayRoute {
         }
     }
 
-    /** The resource's answer to a replay ({@link TransferResponses#created}), written here. */
+    /** The resource's answer to a created transfer or a replay ({@link TransferResponses#created}), written here. */
     private void answer(RoutingContext rc, Created created) {
         Transfer t = created.transfer();
         byte[] response;
@@ -156,13 +161,17 @@ public class ReplayRoute {
             rc.fail(e);
             return;
         }
-        early.increment();
-        rc.response().setStatusCode(201)
+        var answer = rc.response().setStatusCode(201)
                 .putHeader(HttpHeaders.CONTENT_TYPE, "application/json;charset=UTF-8")
                 .putHeader(HttpHeaders.LOCATION, "/v1/transfers/" + t.id())
-                .putHeader(HttpHeaders.ETAG, "\"" + t.version() + "\"")
-                .putHeader("Idempotent-Replayed", "true")
-                .end(Buffer.buffer(response));
+                .putHeader(HttpHeaders.ETAG, "\"" + t.version() + "\"");
+        if (created.replayed()) {
+            early.increment();
+            answer.putHeader("Idempotent-Replayed", "true");
+        } else {
+            createdEarly.increment();
+        }
+        answer.end(Buffer.buffer(response));
     }
 
     /** The subject of the one bearer token the cache vouches for, with the write group; else {@code null}. */

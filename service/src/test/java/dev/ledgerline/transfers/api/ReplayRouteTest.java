@@ -2,7 +2,9 @@ package dev.ledgerline.transfers.api;
 
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
+import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Metrics;
+import dev.ledgerline.transfers.support.Sandbox;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -118,15 +120,59 @@ class ReplayRouteTest {
         assertEquals(201, overHttp2.statusCode());
         assertEquals(HttpClient.Version.HTTP_2, overHttp2.version());
         assertEquals(early, early(), "none of them was answered by the route");
+        double createdByRoute = created();
 
-        // a first use, read by the route, is created by the resource without reading the entry again
-        String other = Api.newKey();
-        Api.post(token, other, Api.body(4_104)).then().statusCode(201).header("Idempotent-Replayed", (String) null);
-        assertEquals(early, early());
+        assertEquals(created(), createdByRoute, "nor created by it");
+    }
+
+    /**
+     * A first use of a key is created by the route and answered as the resource answers one: the same status, the same
+     * headers but the transfer's own Location, and the same bytes but the transfer's own id, reference and times. It
+     * is one transfer, sent once, and a retry of it is a replay.
+     */
+    @Test
+    void aFirstUseIsCreatedByTheRouteAndAnsweredAsTheResourceAnswersIt() {
+        String token = Api.writer("route-" + UUID.randomUUID());
+        double createdEarly = created();
+        // an Accept the route leaves to content negotiation: the resource creates this one
+        String resourceKey = Api.newKey();
+        Response byResource = Api.post(token, resourceKey, Api.body(4_105), r -> r.accept("application/json, */*;q=0.5"));
+        assertEquals(createdEarly, created(), "the resource created this one");
+        String routeKey = Api.newKey();
+        Response byRoute = Api.post(token, routeKey, Api.body(4_105));
+        assertEquals(createdEarly + 1, created(), "the route created this one");
+
+        assertEquals(201, byResource.statusCode());
+        assertEquals(201, byRoute.statusCode());
+        String routeId = byRoute.path("id");
+        String resourceId = byResource.path("id");
+        byRoute.then().header("Location", "/v1/transfers/" + routeId).header("Idempotent-Replayed", (String) null);
+        Map<String, List<String>> resourceHeaders = headers(byResource);
+        Map<String, List<String>> routeHeaders = headers(byRoute);
+        resourceHeaders.remove("location");
+        routeHeaders.remove("location");
+        assertEquals(resourceHeaders, routeHeaders);
+        assertEquals(comparable(byResource.asString(), resourceId), comparable(byRoute.asString(), routeId));
+
+        Await.status(routeId, "sent", DEADLINE);
+        assertEquals(1, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", routeKey));
+        Sandbox.exactlyOneExecution(routeId);
+        Api.post(token, routeKey, Api.body(4_105)).then().statusCode(201).header("Idempotent-Replayed", "true")
+                .body("id", equalTo(routeId));
+    }
+
+    /** A transfer's answer with what differs between any two transfers (id, provider reference, times) blanked out. */
+    private static String comparable(String body, String id) {
+        return body.replace(id, "ID").replaceAll("\"providerReference\":\"[^\"]*\"", "\"providerReference\":\"R\"")
+                .replaceAll("\"(createdAt|updatedAt)\":\"[^\"]*\"", "\"$1\":\"T\"");
     }
 
     private static double early() {
         return Math.max(0, Metrics.sum("ledgerline_replays_early_total", ""));
+    }
+
+    private static double created() {
+        return Math.max(0, Metrics.sum("ledgerline_transfers_created_early_total", ""));
     }
 
     /** The answer's headers, by lower-case name, without the ones that differ between any two answers. */

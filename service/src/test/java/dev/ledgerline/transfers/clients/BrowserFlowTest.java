@@ -89,10 +89,12 @@ class BrowserFlowTest {
         assertEquals("sent", rows.get(0).get("status"));
 
         // CORS as the browser received it: the preflight for the create, and every answer the page read
+        // the first preflight the service answered: one the proxy could not pass on (its record has an error and no
+        // answer) reached the browser as a broken connection, and the browser sent it again
         JsonNode preflight = select(run.path("exchanges"), n -> n.path("method").asText().equals("OPTIONS")
-                && n.path("path").asText().equals("/v1/transfers")).stream().findFirst()
+                && n.path("path").asText().equals("/v1/transfers") && !n.has("error")).stream().findFirst()
                 .orElseThrow(() -> new AssertionError("no preflight for POST /v1/transfers: " + run.path("exchanges")));
-        assertEquals(pageOrigin, preflight.path("origin").asText());
+        assertEquals(pageOrigin, preflight.path("origin").asText(), run.path("exchanges").toPrettyString());
         assertEquals(pageOrigin, preflight.path("headers").path("access-control-allow-origin").asText());
         assertTrue(tokens(preflight.path("headers").path("access-control-allow-headers").asText())
                 .containsAll(tokens(preflight.path("requestedHeaders").asText())), preflight.toPrettyString());

@@ -56,10 +56,11 @@ import java.util.Set;
  *
  * <p>Such a request is then decided by {@link TransferService#create} itself, the same call the resource makes (the
  * overload bound, the rate limit, the body's rules, the insert and the dispatch, the outcome counter, a replay's row
- * check), and answered with the resource's status, headers and bytes: the kept response, or the transfer's view. A request that does not qualify after its body was read continues to the
- * resource with its body and what the {@code GET} found, so the entry is not read twice; a failure of the decision
- * (a {@code 429}, a {@code 503}) continues with the failure, which the resource answers as a problem document, so
- * every error keeps the one writer it has.
+ * check), and answered with the resource's status, headers and bytes: the kept response, or the transfer's view. A
+ * request that does not qualify after its body was read continues to the resource with its body and what the
+ * {@code GET} found, so the entry is not read twice; a failure of the decision (a {@code 400}, {@code 409},
+ * {@code 422}, {@code 429}, {@code 503}...) continues with the failure, which the resource answers as a problem
+ * document, so every error keeps the one writer it has.
  */
 @ApplicationScoped
 public class ReplayRoute {

@@ -2,8 +2,8 @@ package dev.ledgerline.transfers.idempotency;
 
 /**
  * What Redis said about a key for {@link IdempotencyService#accept}: a value, nothing (then our in-flight marker is set
- * now, or was set by the admission's script), nothing yet (read without setting anything: the admission's round trip), or no answer at all (Redis down,
- * slow or behind its breaker), when PostgreSQL decides alone.
+ * now, or was set by the admission's script), nothing yet (read without setting anything: the admission's round
+ * trip), or no answer at all (Redis down, slow or behind its breaker), when PostgreSQL decides alone.
  */
 public sealed interface CacheRead {
 

@@ -80,7 +80,8 @@ public enum Meters {
             "Replays answered as kept by the replay route, in front of Quarkus REST and the HTTP authentication",
             List.of()),
     CREATED_EARLY("ledgerline.transfers.created.early",
-            "First uses of a key created and answered by the replay route, in front of Quarkus REST and the HTTP authentication",
+            "First uses of a key created and answered by the replay route, in front of Quarkus REST and the HTTP "
+                    + "authentication",
             List.of()),
     AUTH_TOKEN_CACHE("ledgerline.auth.token.cache",
             "Bearer tokens answered from the verified-token cache (hit) or verified in full (miss)", List.of("result")),

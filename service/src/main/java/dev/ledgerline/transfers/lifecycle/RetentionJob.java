@@ -89,19 +89,19 @@ public class RetentionJob {
         for (EventPartition.Outcome outcome : EventPartition.Outcome.values()) {
             detached.put(outcome, Meters.RETENTION_PARTITIONS.counter(outcome.name().toLowerCase()).register(metrics));
         }
-        Meters.RETENTION_EVENTS_COVERED_AHEAD.gauge(coveredAheadSeconds, AtomicLong::get).register(metrics);
-        Meters.RETENTION_EVENTS_OVERDUE.gauge(overdue, AtomicLong::get).register(metrics);
-        Meters.RETENTION_EVENTS_DEFAULT_ROWS.gauge(defaultRows, AtomicLong::get).register(metrics);
+        Meters.RETENTION_EVENTS_COVERED_AHEAD.gauge(metrics, coveredAheadSeconds, AtomicLong::get);
+        Meters.RETENTION_EVENTS_OVERDUE.gauge(metrics, overdue, AtomicLong::get);
+        Meters.RETENTION_EVENTS_DEFAULT_ROWS.gauge(metrics, defaultRows, AtomicLong::get);
         this.keysExpired = Meters.RETENTION_KEYS_EXPIRED.counter().register(metrics);
-        Meters.RETENTION_KEYS_OVERDUE.gauge(keysOverdue, AtomicLong::get).register(metrics);
+        Meters.RETENTION_KEYS_OVERDUE.gauge(metrics, keysOverdue, AtomicLong::get);
         this.transferPartitionsCreated = Meters.RETENTION_TRANSFER_PARTITIONS.counter("created").register(metrics);
         for (EventPartition.Outcome outcome : EventPartition.Outcome.values()) {
             transferPartitionsDetached.put(outcome,
                     Meters.RETENTION_TRANSFER_PARTITIONS.counter(outcome.name().toLowerCase()).register(metrics));
         }
-        Meters.RETENTION_TRANSFERS_COVERED_AHEAD.gauge(transfersCoveredAheadSeconds, AtomicLong::get).register(metrics);
-        Meters.RETENTION_TRANSFERS_OVERDUE.gauge(transfersOverdue, AtomicLong::get).register(metrics);
-        Meters.RETENTION_TRANSFERS_DEFAULT_ROWS.gauge(transfersDefaultRows, AtomicLong::get).register(metrics);
+        Meters.RETENTION_TRANSFERS_COVERED_AHEAD.gauge(metrics, transfersCoveredAheadSeconds, AtomicLong::get);
+        Meters.RETENTION_TRANSFERS_OVERDUE.gauge(metrics, transfersOverdue, AtomicLong::get);
+        Meters.RETENTION_TRANSFERS_DEFAULT_ROWS.gauge(metrics, transfersDefaultRows, AtomicLong::get);
     }
 
     @Scheduled(every = "${ledgerline.retention.every}", delayed = "5s",

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
@@ -200,9 +201,20 @@ public enum Meters {
         return Counter.builder(meterName).description(help).baseUnit(baseUnit).tags(tags(tagValues));
     }
 
-    /** A gauge of this meter reading {@code value} off {@code state}, with the given tag values. */
-    public <T> Gauge.Builder<T> gauge(T state, ToDoubleFunction<T> value, String... tagValues) {
-        return Gauge.builder(meterName, state, value).description(help).baseUnit(baseUnit).tags(tags(tagValues));
+    /**
+     * Registers a gauge of this meter reading {@code value} off {@code state}, with the given tag values, in place of
+     * any gauge of the same name and tags already there. Micrometer would hand back the one already there, still
+     * reading its own state: Quarkus keeps the meters of its global registry when an application stops outside dev
+     * mode, so an application started again in the same JVM (as the tests do, one per test profile) would export
+     * the stopped one's values.
+     */
+    public <T> Gauge gauge(MeterRegistry registry, T state, ToDoubleFunction<T> value, String... tagValues) {
+        Tags tags = tags(tagValues);
+        Gauge stale = registry.find(meterName).tags(tags).gauge();
+        if (stale != null) {
+            registry.remove(stale);
+        }
+        return Gauge.builder(meterName, state, value).description(help).baseUnit(baseUnit).tags(tags).register(registry);
     }
 
     /** A timer of this meter with the given tag values. */

@@ -43,10 +43,10 @@ public class TransferGauges {
         for (TransferStatus status : OPEN) {
             AtomicLong value = new AtomicLong();
             counts.put(status, value);
-            Meters.TRANSFERS_OPEN.gauge(value, AtomicLong::get, status.name().toLowerCase()).register(metrics);
+            Meters.TRANSFERS_OPEN.gauge(metrics, value, AtomicLong::get, status.name().toLowerCase());
         }
-        Meters.TRANSFERS_OLDEST_OPEN_AGE.gauge(oldestSeconds, AtomicLong::get).register(metrics);
-        Meters.TRANSFERS_PARKED.gauge(parked, AtomicLong::get).register(metrics);
+        Meters.TRANSFERS_OLDEST_OPEN_AGE.gauge(metrics, oldestSeconds, AtomicLong::get);
+        Meters.TRANSFERS_PARKED.gauge(metrics, parked, AtomicLong::get);
     }
 
     @Scheduled(every = "10s", delayed = "2s",

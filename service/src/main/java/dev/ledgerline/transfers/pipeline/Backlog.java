@@ -52,8 +52,8 @@ public class Backlog {
         this.transfers = transfers;
         this.vertx = vertx;
         this.maxPending = config.overload().maxPending();
-        Meters.OVERLOAD_PENDING.gauge(pending, AtomicLong::get).register(metrics);
-        Meters.OVERLOAD_REFUSING.gauge(this, b -> b.overloaded ? 1 : 0).register(metrics);
+        Meters.OVERLOAD_PENDING.gauge(metrics, pending, AtomicLong::get);
+        Meters.OVERLOAD_REFUSING.gauge(metrics, this, b -> b.overloaded ? 1 : 0);
         this.counts = Meters.OVERLOAD_COUNTS.counter().register(metrics);
         long period = config.overload().checkEvery().toMillis();
         if (period < 1) {

@@ -78,10 +78,10 @@ public class ClockWatch {
         this.providerReadingTrustedFor = config.pipeline().clockCheckEvery().multipliedBy(3);
         this.boundMs = config.pipeline().clockSkewBound().toMillis();
         this.afterSkewMs = config.provider().timeout().plus(config.provider().lookupLag()).plus(config.pipeline().margin()).toMillis();
-        Meters.CLOCK_OFFSET.gauge(this, w -> w.postgresOffsetMs / 1000.0, "postgres").register(metrics);
-        Meters.CLOCK_OFFSET.gauge(this, w -> w.providerClock.last().map(r -> r.offsetMillis() / 1000.0).orElse(0.0), "provider")
-                .register(metrics);
-        Meters.CLOCK_SENDS_HELD.gauge(this, w -> w.holdingSends() ? 1 : 0).register(metrics);
+        Meters.CLOCK_OFFSET.gauge(metrics, this, w -> w.postgresOffsetMs / 1000.0, "postgres");
+        Meters.CLOCK_OFFSET.gauge(metrics, this, w -> w.providerClock.last().map(r -> r.offsetMillis() / 1000.0).orElse(0.0),
+                "provider");
+        Meters.CLOCK_SENDS_HELD.gauge(metrics, this, w -> w.holdingSends() ? 1 : 0);
     }
 
     /**

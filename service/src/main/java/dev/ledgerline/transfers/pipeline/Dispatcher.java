@@ -51,7 +51,7 @@ public class Dispatcher {
         this.processor = processor;
         this.maxInFlight = config.pipeline().maxInFlight();
         this.sweeperShare = Math.max(1, maxInFlight - config.pipeline().acceptReserve());
-        Meters.PIPELINE_IN_FLIGHT.gauge(inFlight, AtomicInteger::doubleValue).register(metrics);
+        Meters.PIPELINE_IN_FLIGHT.gauge(metrics, inFlight, AtomicInteger::doubleValue);
         this.started = Meters.DISPATCH.counter("started").register(metrics);
         this.deferred = Meters.DISPATCH.counter("deferred").register(metrics);
     }

@@ -104,7 +104,7 @@ public class RedisCommands {
         // timed out while Redis kept answering other commands: this process was late, not Redis
         this.late = commands(metrics, "late");
         this.refused = commands(metrics, "breaker_open");
-        Meters.REDIS_BREAKER_OPEN.gauge(breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1).register(metrics);
+        Meters.REDIS_BREAKER_OPEN.gauge(metrics, breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1);
     }
 
     private static Counter commands(MeterRegistry metrics, String result) {

@@ -72,7 +72,7 @@ public class WebhookDeliverer {
         this.delivered = Meters.WEBHOOK_DELIVERIES.counter("delivered").register(metrics);
         this.failed = Meters.WEBHOOK_DELIVERIES.counter("failed").register(metrics);
         this.markedFailing = Meters.WEBHOOK_ENDPOINTS_MARKED_FAILING.counter().register(metrics);
-        Meters.WEBHOOK_ENDPOINTS_FAILING.gauge(failingEndpoints, AtomicLong::get).register(metrics);
+        Meters.WEBHOOK_ENDPOINTS_FAILING.gauge(metrics, failingEndpoints, AtomicLong::get);
     }
 
     @Scheduled(every = "${ledgerline.webhooks.deliver-every}", delayed = "1s",

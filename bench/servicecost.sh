@@ -15,6 +15,8 @@
 # APP (service/target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
 # core(s), the instances, the driver, the stand-in and pgbench's client on the other(s), so the service is measured
 # against a database that does not share its CPU, as when instances run on other machines.
+# Each window also records the cores busy in it: postgres, the instance, the driver with the stand-in (pinned, they
+# share the instance's core(s)) and the machine's Redis, to tell a saturated core from a concurrency limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -66,8 +68,11 @@ TICK=$(getconf CLK_TCK)
 # ---------------------------------------------------------------- provider stand-in, driver, instances
 redis-cli -n 7 FLUSHDB >/dev/null
 "${LONG_JVM[@]}" keys "$OUT/keys" >/dev/null
-"${LONG_JVM[@]}" provider 18290 > "$OUT/servicecost-provider.log" 2>&1 & PIDS+=($!)
-"${LONG_JVM[@]}" serve 18292 > "$OUT/servicecost-driver.log" 2>&1 & PIDS+=($!)
+"${LONG_JVM[@]}" provider 18290 > "$OUT/servicecost-provider.log" 2>&1 & PIDS+=($!); STAND_IN=$!
+"${LONG_JVM[@]}" serve 18292 > "$OUT/servicecost-driver.log" 2>&1 & PIDS+=($!); DRIVER=$!
+REDIS_PID=$(redis-cli info server | awk -F: '/^process_id:/{print $2+0}')
+# the CPU of the processes that share the instances' core(s) when pinned: the driver and the stand-in
+aux_ticks() { echo $(( $(ticks "$DRIVER") + $(ticks "$STAND_IN") )); }
 drive() { printf '%s\n' "$@" | curl -sS --fail-with-body --max-time 900 --data-binary @- "http://127.0.0.1:18292/load"; }
 : > "$OUT/servicecost-ids.txt"
 NAMES=(); ENVS=(); SVCS=(); HTTP=()
@@ -102,11 +107,11 @@ for round in $(seq 1 "$ROUNDS"); do
   for k in "${!NAMES[@]}"; do
     name=${NAMES[$k]}
     q ledgerline "SELECT pg_stat_statements_reset(); SELECT pg_stat_reset(); SELECT pg_stat_reset_shared('wal')" >/dev/null
-    n0=$(sent_total); wal0=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal"); c0=$(pg_ticks); s0=$(ticks "${SVCS[$k]}"); t0=$(date +%s%N)
+    n0=$(sent_total); wal0=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal"); c0=$(pg_ticks); s0=$(ticks "${SVCS[$k]}"); x0=$(aux_ticks); r0=$(ticks "$REDIS_PID"); t0=$(date +%s%N)
     js=$(drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate="$rate" --duration="$SECS" \
-      --prefix="$name-$round-$STAMP" --ids="$OUT/servicecost-ids.txt" --label="$name" --connections=32)
+      --prefix="$name-$round-$rate-$STAMP" --ids="$OUT/servicecost-ids.txt" --label="$name" --connections=32)
     sleep 2   # the last fences of the window
-    t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); c1=$(pg_ticks); n1=$(sent_total)
+    t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); x1=$(aux_ticks); r1=$(ticks "$REDIS_PID"); c1=$(pg_ticks); n1=$(sent_total)
     wal1=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal")
     stats=$(q ledgerline "SELECT (SELECT sum(calls) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%transfer_events WHERE to_status%'),
                                  (SELECT xact_commit FROM pg_stat_database WHERE datname = 'ledgerline'),
@@ -121,12 +126,13 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "$js" | jq -c --arg name "$name" --argjson round "$round" --argjson sent "$((n1 - n0))" \
       --argjson wall "$(( (t1 - t0) / 1000000 ))" --argjson calls "${calls:-0}" --argjson commits "$commits" \
       --argjson rows "${rows:-0}" --argjson wal "$(( ${wal1%.*} - ${wal0%.*} ))" --argjson exec "${exec_ms:-0}" --argjson fenceBatch "${fence_batch:-0}" \
-      --argjson pg "$(( c1 - c0 ))" --argjson svc "$(( s1 - s0 ))" --argjson hz "$TICK" --argjson top "$top" \
+      --argjson pg "$(( c1 - c0 ))" --argjson svc "$(( s1 - s0 ))" --argjson aux "$(( x1 - x0 ))" --argjson redis "$(( r1 - r0 ))" --argjson hz "$TICK" --argjson top "$top" \
       --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
-      '{name: $name, round: $round, offered, achieved, errors, p50, p99, sent: $sent, wallMs: $wall,
+      '{name: $name, round: $round, offered, achieved, errors, errorKinds, byStatus, p50, p99, sent: $sent, wallMs: $wall,
         statements: ($calls / $sent), commits: ($commits / $sent), rows: ($rows / $sent), walBytes: ($wal / $sent),
         execMs: ($exec / $sent), fenceBatch: $fenceBatch, pgCpuUs: ($pg / $hz * 1e6 / $sent), serviceCpuUs: ($svc / $hz * 1e6 / $sent),
-        pgCores: ($pg / $hz / ($wall / 1000)), serviceCores: ($svc / $hz / ($wall / 1000)), load: $load, top: $top}' >> "$JSONL"
+        pgCores: ($pg / $hz / ($wall / 1000)), serviceCores: ($svc / $hz / ($wall / 1000)),
+        auxCores: ($aux / $hz / ($wall / 1000)), redisCores: ($redis / $hz / ($wall / 1000)), load: $load, top: $top}' >> "$JSONL"
     tail -1 "$JSONL" | jq -r '"\(.name) round \(.round): \(.sent) sent, \(.commits | . * 100 | round / 100) commits, \(.pgCpuUs | round) µs postgres CPU, \(.serviceCpuUs | round) µs service CPU per transfer; p99 \(.p99) ms"' >&2
   done
  done
@@ -169,7 +175,7 @@ pgb_cpu=$(echo "$c0 $c1 $pgb_runs $per $TICK" | awk '{printf "%.0f", ($2 - $1) /
   echo "**$pgb_tps transfers/s**, postgres CPU $pgb_cpu µs per transfer."
   echo
   echo "Rounds:"
-  jq -r '"- \(.name) round \(.round): \(.sent) sent in \(.wallMs) ms, p99 \(.p99) ms, \(.commits * 100 | round / 100) commits, \(.pgCpuUs | round) µs postgres CPU, load \(.load)"' "$JSONL"
+  jq -r '"- \(.name) round \(.round) at \(.offered)/s: \(.sent) sent in \(.wallMs) ms, p99 \(.p99) ms, \(.errors) errors \(.errorKinds // {} | tojson), \(.commits * 100 | round / 100) commits, \(.pgCpuUs | round) µs postgres CPU; cores busy: postgres \(.pgCores * 100 | round / 100), the instance \(.serviceCores * 100 | round / 100), driver and stand-in \(.auxCores * 100 | round / 100), Redis \(.redisCores * 100 | round / 100); load \(.load)"' "$JSONL"
   echo
   echo "Heaviest statements by time, last round of each variant (calls, ms, rows, statement):"
   for n in "${NAMES[@]}"; do

@@ -12,7 +12,8 @@
 # reached `sent` in it. The idle instances' sweepers run meanwhile and their few statements are counted too.
 # Then pgbench runs bench/transfer.pgbench on the same cluster: the limit of the SQL alone, for the ratio.
 # Env: RATE (600; a list steps through each rate in every round) SECS (20) ROUNDS (2) WARM_S (60) PORT (55433)
-# APP (service/target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
+# OWNERS (1: every transfer from one principal, so one account row that every hold and posting of the funds ledger
+# takes; N spreads the transfers over N principals) APP (service/target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
 # core(s), the instances, the driver, the stand-in and pgbench's client on the other(s), so the service is measured
 # against a database that does not share its CPU, as when instances run on other machines.
 # Each window also records the cores busy in it: postgres, the instance, the driver with the stand-in (pinned, they
@@ -20,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-RATE=${RATE:-600}; SECS=${SECS:-20}; ROUNDS=${ROUNDS:-2}; WARM_S=${WARM_S:-60}; PORT=${PORT:-55433}
+RATE=${RATE:-600}; OWNERS=${OWNERS:-1}; SECS=${SECS:-20}; ROUNDS=${ROUNDS:-2}; WARM_S=${WARM_S:-60}; PORT=${PORT:-55433}
 APP=${APP:-$ROOT/service/target/quarkus-app}
 OUT=${OUT:-$ROOT/bench/out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -96,7 +97,7 @@ done
 echo "servicecost: ${NAMES[*]} at ${RATE// //s, }/s, pins: postgres ${PG_CPUS:-any}, the rest ${SVC_CPUS:-any}, $ROUNDS rounds of $SECS s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 for k in "${!NAMES[@]}"; do   # warm-ups one after the other, so each JIT sees the same load
   drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate=300 --duration="$WARM_S" \
-    --prefix="warm-${NAMES[$k]}-$STAMP" --ids="$OUT/servicecost-ids.txt" --label=warm --connections=32 >/dev/null
+    --prefix="warm-${NAMES[$k]}-$STAMP" --ids="$OUT/servicecost-ids.txt" --label=warm --connections=32 --owners="$OWNERS" >/dev/null
 done
 sleep 5
 
@@ -109,7 +110,7 @@ for round in $(seq 1 "$ROUNDS"); do
     q ledgerline "SELECT pg_stat_statements_reset(); SELECT pg_stat_reset(); SELECT pg_stat_reset_shared('wal')" >/dev/null
     n0=$(sent_total); wal0=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal"); c0=$(pg_ticks); s0=$(ticks "${SVCS[$k]}"); x0=$(aux_ticks); r0=$(ticks "$REDIS_PID"); t0=$(date +%s%N)
     js=$(drive --url="http://127.0.0.1:${HTTP[$k]}" --key="$OUT/keys/private.pk8" --scenario=new --rate="$rate" --duration="$SECS" \
-      --prefix="$name-$round-$rate-$STAMP" --ids="$OUT/servicecost-ids.txt" --label="$name" --connections=32)
+      --prefix="$name-$round-$rate-$STAMP" --ids="$OUT/servicecost-ids.txt" --label="$name" --connections=32 --owners="$OWNERS")
     sleep 2   # the last fences of the window
     t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); x1=$(aux_ticks); r1=$(ticks "$REDIS_PID"); c1=$(pg_ticks); n1=$(sent_total)
     wal1=$(q ledgerline "SELECT wal_bytes FROM pg_stat_wal")
@@ -156,7 +157,7 @@ pgb_cpu=$(echo "$c0 $c1 $pgb_runs $per $TICK" | awk '{printf "%.0f", ($2 - $1) /
 {
   echo "# Service database cost, $STAMP"
   echo
-  echo "\`bench/servicecost.sh $*\` — RATE=\"$RATE\" PG_CPUS=${PG_CPUS:-} SVC_CPUS=${SVC_CPUS:-} SECS=$SECS ROUNDS=$ROUNDS WARM_S=$WARM_S, private PostgreSQL 15"
+  echo "\`bench/servicecost.sh $*\` — RATE=\"$RATE\" OWNERS=$OWNERS PG_CPUS=${PG_CPUS:-} SVC_CPUS=${SVC_CPUS:-} SECS=$SECS ROUNDS=$ROUNDS WARM_S=$WARM_S, private PostgreSQL 15"
   echo "(fsync on, pg_stat_statements track=top, autovacuum off), 1-minute load at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "Per transfer that reached \`sent\` in the window (mean over the rounds):"
   echo

@@ -240,7 +240,7 @@ public final class Driver {
      * keys), seed-prefix and seed-count (replayed keys), ids (file of seeded ids, for polls), hgrm (percentile file to
      * write), label, max-in-flight (requests outstanding beyond this are not sent and count as errors), connections
      * (keep-alive connections at most; requests beyond them wait in the client's queue, and that wait counts as
-     * latency), warmup (seconds of the same schedule sent first, unrecorded), client (raw, the default, or vertx; see
+     * latency), owners (new transfers spread over this many principals, each its own account; 1 by default), warmup (seconds of the same schedule sent first, unrecorded), client (raw, the default, or vertx; see
      * {@link OpenLoad}). With {@code --model=closed}: a closed loop instead, each connection sending its next request
      * when its answer arrives ({@link ClosedLoad}; no rate). Returns one JSON line.
      */

@@ -56,6 +56,8 @@ final class OpenLoad {
     private final HttpClient http;
     private final RawHttpClient raw;
     private final Buffer postHead;
+    /** The request line and headers of a new transfer, one per owner (--owners). */
+    private final Buffer[] newPostHeads;
     private final Buffer postTail;
     private final Buffer getHead;
     private final Buffer getTail;
@@ -75,6 +77,7 @@ final class OpenLoad {
     private final String label;
     private final String hgrm;
     private final CharSequence bearer;
+    private final CharSequence[] newBearers;
     private final Buffer body = Buffer.buffer(Driver.BODY);
     private final long warmCount;
     private final long total;
@@ -97,11 +100,28 @@ final class OpenLoad {
     private boolean allScheduled;
     private final CompletableFuture<Void> drained = new CompletableFuture<>();
 
+    private Buffer postHead(String host, int port, CharSequence authorization) {
+        return Buffer.buffer("POST /v1/transfers HTTP/1.1\r\nHost: " + host + ":" + port + "\r\nAuthorization: " + authorization
+                + "\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\nIdempotency-Key: ");
+    }
+
     OpenLoad(Map<String, String> o) throws Exception {
         URI base = Driver.localBase(o);
         host = base.getHost();
         port = base.getPort();
-        bearer = HttpHeaders.createOptimized("Bearer " + Driver.token(Path.of(Driver.need(o, "key")), o.getOrDefault("subject", "bench-user")));
+        String subject = o.getOrDefault("subject", "bench-user");
+        bearer = HttpHeaders.createOptimized("Bearer " + Driver.token(Path.of(Driver.need(o, "key")), subject));
+        int owners = Integer.parseInt(o.getOrDefault("owners", "1"));
+        if (owners < 1 || owners > 10_000) {
+            throw new IllegalArgumentException("owners must be in [1, 10000]");
+        }
+        // new transfers spread over --owners principals (<subject>-0 .. -N-1, each its own account), one after the
+        // other; 1 keeps every transfer on <subject>, as replays and polls always are (their seeds were made by it)
+        newBearers = new CharSequence[owners];
+        for (int j = 0; j < owners; j++) {
+            newBearers[j] = owners == 1 ? bearer
+                    : HttpHeaders.createOptimized("Bearer " + Driver.token(Path.of(Driver.need(o, "key")), subject + "-" + j));
+        }
         scenario = Driver.need(o, "scenario");
         Driver.kind(scenario, 0); // rejects an unknown scenario before anything starts
         rate = Double.parseDouble(Driver.need(o, "rate"));
@@ -136,8 +156,11 @@ final class OpenLoad {
         // "raw" (the default): ready-made request bytes on plain keep-alive sockets; "vertx": Vert.x's HttpClient
         raw = "vertx".equals(o.getOrDefault("client", "raw")) ? null : new RawHttpClient(vertx, host, port, connections, 10_000);
         String common = "Host: " + host + ":" + port + "\r\n" + "Authorization: " + bearer + "\r\n";
-        postHead = Buffer.buffer("POST /v1/transfers HTTP/1.1\r\n" + common + "Content-Type: application/json\r\n"
-                + "Content-Length: " + body.length() + "\r\nIdempotency-Key: ");
+        postHead = postHead(host, port, bearer);
+        newPostHeads = new Buffer[owners];
+        for (int j = 0; j < owners; j++) {
+            newPostHeads[j] = owners == 1 ? postHead : postHead(host, port, newBearers[j]);
+        }
         postTail = Buffer.buffer("\r\n\r\n").appendBuffer(body);
         getHead = Buffer.buffer("GET /v1/transfers/");
         getTail = Buffer.buffer(" HTTP/1.1\r\n" + common + "\r\n");
@@ -214,7 +237,7 @@ final class OpenLoad {
         }
         if (raw != null) {
             Buffer bytes = switch (kind) {
-                case NEW -> postHead.copy().appendString(prefix + "-" + i).appendBuffer(postTail);
+                case NEW -> newPostHeads[(int) (i % newPostHeads.length)].copy().appendString(prefix + "-" + i).appendBuffer(postTail);
                 case REPLAY -> postHead.copy().appendString(seedPrefix + "-" + (i % seedCount)).appendBuffer(postTail);
                 case POLL -> getHead.copy().appendString(ids.get((int) (i % ids.size()))).appendBuffer(getTail);
                 case LONG_POLL -> getHead.copy().appendString(ids.get((int) (i % ids.size()))).appendBuffer(longPollTail);
@@ -223,7 +246,8 @@ final class OpenLoad {
                     failure != null ? null : Driver.expected(kind, status, replayed)));
             return;
         }
-        RequestOptions request = new RequestOptions().setHost(host).setPort(port).putHeader(AUTHORIZATION, bearer);
+        RequestOptions request = new RequestOptions().setHost(host).setPort(port)
+                .putHeader(AUTHORIZATION, kind == Driver.Kind.NEW ? newBearers[(int) (i % newBearers.length)] : bearer);
         switch (kind) {
             case NEW -> request.setMethod(HttpMethod.POST).setURI("/v1/transfers")
                     .putHeader(CONTENT_TYPE, JSON).putHeader(IDEMPOTENCY_KEY, prefix + "-" + i);

@@ -12,8 +12,10 @@
 # reached `sent` in it. The idle instances' sweepers run meanwhile and their few statements are counted too.
 # Then pgbench runs bench/transfer.pgbench on the same cluster: the limit of the SQL alone, for the ratio.
 # Env: RATE (600; a list steps through each rate in every round) SECS (20) ROUNDS (2) WARM_S (60) PORT (55433)
-# OWNERS (1: every transfer from one principal, so one account row that every hold and posting of the funds ledger
-# takes; N spreads the transfers over N principals) APP (service/target/quarkus-app) OUT (bench/out). PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
+# APP (service/target/quarkus-app) and APP_<variant> (that variant's own build, e.g. an older commit's quarkus-app,
+# for two builds side by side) OUT (bench/out). OWNERS (1: every transfer from one principal, so one account row
+# that every hold and posting of the funds ledger takes; N spreads the transfers over N principals).
+# PG_CPUS / SVC_CPUS (taskset lists, e.g. 0 and 1): PostgreSQL on its own
 # core(s), the instances, the driver, the stand-in and pgbench's client on the other(s), so the service is measured
 # against a database that does not share its CPU, as when instances run on other machines.
 # Each window also records the cores busy in it: postgres, the instance, the driver with the stand-in (pinned, they
@@ -77,6 +79,8 @@ aux_ticks() { echo $(( $(ticks "$DRIVER") + $(ticks "$STAND_IN") )); }
 drive() { printf '%s\n' "$@" | curl -sS --fail-with-body --max-time 900 --data-binary @- "http://127.0.0.1:18292/load"; }
 : > "$OUT/servicecost-ids.txt"
 NAMES=(); ENVS=(); SVCS=(); HTTP=()
+# a variant runs APP, or the build APP_<name> names (two builds side by side: APP_base=<a quarkus-app of another commit>)
+app_of() { local v="APP_$1"; echo "${!v:-$APP}"; }
 i=0
 for variant in "$@"; do
   name=${variant%%=*}; envs=${variant#*=}
@@ -89,7 +93,7 @@ for variant in "$@"; do
     LEDGERLINE_LEDGER_OPENING_BALANCE=100000000000000 \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$OUT/keys/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:18290/provider" "${extra[@]}" \
-    "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -jar "$APP/quarkus-run.jar" > "$OUT/servicecost-$name.log" 2>&1 &
+    "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -jar "$(app_of "$name")/quarkus-run.jar" > "$OUT/servicecost-$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name"); ENVS+=("$envs"); SVCS+=($!); HTTP+=($port)
   for _ in $(seq 1 240); do curl -fsS "http://127.0.0.1:$(( port + 1 ))/q/health/live" >/dev/null 2>&1 && break; sleep 0.5; done
   i=$(( i + 1 ))

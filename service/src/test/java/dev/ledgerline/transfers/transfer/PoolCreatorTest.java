@@ -13,8 +13,10 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -54,6 +56,15 @@ class PoolCreatorTest {
         } finally {
             connection.close().await().atMost(WAIT);
         }
+    }
+
+    /** A credentials provider would not reach the pool this creator builds: refused, not silently dropped. */
+    @Test
+    void aCredentialsProviderIsRefusedRatherThanIgnored() {
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> new PoolCreator(Optional.of("vault")));
+        assertTrue(refused.getMessage().contains("quarkus.datasource.credentials-provider"), refused.getMessage());
+        new PoolCreator(Optional.empty());
+        new PoolCreator(Optional.of(" "));
     }
 
     /** Every statement of {@link TransferSql} fits the limit, so each is prepared once per connection. */

@@ -5,7 +5,8 @@ The statements are TransferSql's text with the values the service binds by defau
 lease 20 s, send window 5 s, settle 2 s). pgbench cannot bind an array, so the FENCE's array parameters are written
 as ARRAY[...] of the B transfers' variables; nothing else differs.
 Usage: bench/dbcost/transfer_pgbench.py 4 > script.pgbench. Its INSERT is the shape before migration V16 (the key
-on transfers); bench/transfer.pgbench holds the statements of V16 on (bench/dbcost/transfer-keys.pgbench)."""
+on transfers), kept for the older rows of bench/DBCOST.md; bench/transfer.pgbench is no longer made from it but
+written by the service's PgbenchScriptTest from TransferSql itself."""
 import sys
 
 B = int(sys.argv[1]) if len(sys.argv) > 1 else 4

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.redis.RedisCommands;
+import dev.ledgerline.transfers.transfer.AdoptedServer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.Counter;
@@ -25,7 +26,11 @@ import java.util.List;
  * given the row back, in the final state the idempotency record kept, so a {@code 201} never names a transfer
  * {@code GET} cannot find.
  *
- * <p>The replay checks with one primary-key read, bounded so that a database that does not answer never holds the
+ * <p>Only a row that became final before the database server now answering was adopted can be missing
+ * ({@link AdoptedServer}: commits are lost with their server, and every new server is adopted anew). A row that
+ * became final on the adopted server, after its adoption, is not read: the replay is answered without the database,
+ * as long as this instance saw that server answer within the last three sweep intervals. Any other replay checks
+ * with one primary-key read, bounded so that a database that does not answer never holds the
  * answer back. A check that could not run is not dropped: it is owed, in a Redis set next to the entries
  * ({@link #OWED}), and every instance's round pays what is owed once PostgreSQL answers again. Right after a crash
  * is exactly when a client retries and when the read fails, so the obligation must outlive the request that
@@ -51,20 +56,30 @@ public class FinalRows {
     private final String actor;
     private final Counter restored;
     private final Counter owed;
+    private final Counter kept;
+    private final AdoptedServer adopted;
 
-    public FinalRows(TransferRepository transfers, RedisCommands cache, InstanceId instance, MeterRegistry metrics) {
+    public FinalRows(TransferRepository transfers, RedisCommands cache, InstanceId instance, MeterRegistry metrics,
+                     AdoptedServer adopted) {
         this.transfers = transfers;
+        this.adopted = adopted;
         this.cache = cache;
         this.actor = instance.value();
         this.restored = Meters.IDEMPOTENCY.counter("db", "restored_final").register(metrics);
         this.owed = Meters.IDEMPOTENCY.counter("fast", "final_check_owed").register(metrics);
+        this.kept = Meters.IDEMPOTENCY.counter("fast", "final_check_not_needed").register(metrics);
     }
 
     /**
      * Checks that the database still has {@code last}'s row and restores it if not; a check that cannot run within
-     * its bound is owed instead. Never fails: the replay is answered either way.
+     * its bound is owed instead. A row that became final on the adopted server after its adoption is not read
+     * ({@link AdoptedServer#keeps}). Never fails: the replay is answered either way.
      */
     Uni<Void> check(IdempotencyKey key, Transfer last) {
+        if (adopted.keeps(last.updatedAt())) {
+            kept.increment();
+            return Uni.createFrom().voidItem();
+        }
         return restoreIfLost(key.value(), last)
                 .ifNoItem().after(CHECK).fail()
                 .onFailure().recoverWithUni(e -> {
@@ -89,6 +104,16 @@ public class FinalRows {
                                         + "from its idempotency record", last.id(), last.status().db());
                             }
                         }).replaceWithVoid());
+    }
+
+    /**
+     * Looks at the database server every sweep interval, whatever the sweeper is doing, so that {@link AdoptedServer}
+     * vouches for final rows only on a recent answer: one index probe of {@code database_epochs} per interval.
+     */
+    @Scheduled(every = "${ledgerline.pipeline.sweep-every}", delayed = "1s",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP, identity = "ledgerline-adopted-server")
+    Uni<Void> lookAtServer() {
+        return transfers.lookAtServer().onFailure().recoverWithNull();
     }
 
     /** Pays the owed checks, a batch per round; one that still cannot run stays owed. */

@@ -45,6 +45,7 @@ public class TransferChanges {
     private final Optional<String> password;
     private final PostgresTls tls;
     private final int maxWaiters;
+    private final AdoptedServer adopted;
     private PgSubscriber subscriber;
     /** Shutdown has begun: waits end at once, so no long poll holds the instance up for its full 30 s. */
     private volatile boolean closing;
@@ -54,8 +55,10 @@ public class TransferChanges {
                            @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
                            @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password,
                            PostgresTls tls,
-                           LedgerlineConfig config) {
+                           LedgerlineConfig config,
+                           AdoptedServer adopted) {
         this.vertx = vertx;
+        this.adopted = adopted;
         this.url = url;
         this.user = user;
         this.password = password;
@@ -69,7 +72,12 @@ public class TransferChanges {
         password.ifPresent(options::setPassword);
         // its own connection, outside the pool Quarkus configures: it must verify the server as the pool does
         tls.apply(options);
-        subscriber = PgSubscriber.subscriber(vertx, options).reconnectPolicy(attempt -> 1000L);
+        // a lost connection is also the first sign that the server went away (a crash, a restart, a failover): until the
+        // sweeper has seen the adopted server answer again, replays read their final rows
+        subscriber = PgSubscriber.subscriber(vertx, options).reconnectPolicy(attempt -> {
+            adopted.unknown();
+            return 1000L;
+        });
         subscriber.channel(CHANNEL).handler(this::announce);
         subscriber.connect().subscribe().with(
                 ok -> LOG.debugf("listening on %s", CHANNEL),

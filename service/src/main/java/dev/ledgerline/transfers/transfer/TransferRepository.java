@@ -52,13 +52,16 @@ public class TransferRepository {
     private final ProbeQueue probes = new ProbeQueue(TransferSql.MAX_PROBE_BATCH, this::existing);
     /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
     private final DistributionSummary fenceBatchSize;
+    /** What the last adoption statement said of the server that answers. */
+    private final AdoptedServer adopted;
     /** Whether an insert holds the amount from its owner's account ({@code ledgerline.ledger.enabled}). */
     private final boolean ledger;
     /** What an account opening on first use holds ({@code ledgerline.ledger.opening-balance}). */
     private final long openingBalance;
 
-    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics) {
+    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics, AdoptedServer adopted) {
         this.pool = pool;
+        this.adopted = adopted;
         this.fenceBatchSize = Meters.FENCE_BATCH_SIZE.summary()
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
                 .register(metrics);
@@ -240,10 +243,33 @@ public class TransferRepository {
 
     /**
      * Adopts the database server that answers if the pipeline has not yet ({@link TransferSql#ADOPT_EPOCH}): the open
-     * transfers it moved to a lookup first, or -1 when the server had been adopted already.
+     * transfers it moved to a lookup first, or -1 when the server had been adopted already. What it learnt of the
+     * server goes to {@link AdoptedServer}, and a failure tells it that nothing is known.
      */
     public Uni<Long> adoptEpoch(String actor) {
-        return run(TransferSql.ADOPT_EPOCH, Tuple.of(actor, sendWindowMs, settleMs)).map(rows -> first(rows).getLong("moved"));
+        return run(TransferSql.ADOPT_EPOCH, Tuple.of(actor, sendWindowMs, settleMs))
+                .onFailure().invoke(adopted::unknown)
+                .map(rows -> {
+                    Row row = first(rows);
+                    OffsetDateTime adoptedAt = row.getOffsetDateTime("adopted_at");
+                    adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
+                    return row.getLong("moved");
+                });
+    }
+
+    /**
+     * Asks the server that answers when the pipeline adopted it ({@link TransferSql#ADOPTED_AT}) and tells
+     * {@link AdoptedServer}: not adopted, or no answer, vouches for nothing.
+     */
+    public Uni<Void> lookAtServer() {
+        return run(TransferSql.ADOPTED_AT, Tuple.tuple())
+                .onFailure().invoke(adopted::unknown)
+                .invoke(rows -> {
+                    Row row = first(rows);
+                    OffsetDateTime adoptedAt = row == null ? null : row.getOffsetDateTime("adopted_at");
+                    adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
+                })
+                .replaceWithVoid();
     }
 
     /**

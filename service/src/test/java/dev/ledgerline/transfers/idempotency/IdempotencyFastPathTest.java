@@ -80,11 +80,12 @@ class IdempotencyFastPathTest {
     /**
      * Once the transfer is final (sent), the first replay reads the row and keeps it in the Redis entry; a
      * final row can never change (the transition trigger), so later replays are answered from that entry with
-     * exactly what a GET of the transfer answers. Each costs one primary-key read, which restores the row if the
-     * database lost it (LostCommitTest), and no write, no key lookup and no touch of the row.
+     * exactly what a GET of the transfer answers. Each costs at most one primary-key read, which restores the row if
+     * the database lost it, and none when the server the pipeline adopted last made the row final (AdoptedServer;
+     * LostCommitTest shows both), and no write, no key lookup and no touch of the row.
      */
     @Test
-    void aReplayOfAFinishedTransferIsAnsweredFromItsEntryWithOneReadAndNoWrite() {
+    void aReplayOfAFinishedTransferIsAnsweredFromItsEntryWithAtMostOneReadAndNoWrite() {
         String token = writer("fast");
         String key = newKey();
         String id = Api.post(token, key, body(112)).then().statusCode(201).extract().path("id");
@@ -106,8 +107,9 @@ class IdempotencyFastPathTest {
                     .header("ETag", current.header("ETag"));
             assertEquals(current.jsonPath().getMap(""), replay.jsonPath().getMap(""), "the same body as GET /v1/transfers/{id}");
         }
-        assertEquals(byId + 5, Statements.calls("FROM transfers WHERE id = $1"), "each later replay reads its row once, by id");
-        assertEquals(others, Statements.postPath() - (byId + 5), "and runs no insert and no lookup by key");
+        long readsById = Statements.calls("FROM transfers WHERE id = $1") - byId;
+        assertTrue(readsById <= 5, "each later replay reads its row at most once, by id: " + readsById);
+        assertEquals(others, Statements.postPath() - (byId + readsById), "and runs no insert and no lookup by key");
         long after = Statements.postPath();
         Api.post(token, key, body(113)).then().statusCode(422);
         assertEquals(after, Statements.postPath(), "a different body under the key is refused without any statement");

@@ -49,7 +49,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * {@code synchronous_commit=off}, a restore — must not make one intent two payments. Each test takes the loss
  * from outside, behind the service's back (rows deleted or put back with {@code session_replication_role =
  * replica}, which skips the triggers, as a database that never saw the commit would look), and asserts what a
- * user and the provider can observe: the answers, the rows, and the executions at the provider.
+ * user and the provider can observe: the answers, the rows, and the executions at the provider. Where a final row is
+ * lost, the server also changes (a restart), as it does with every real loss of commits: a final row the adopted
+ * server wrote is not read again ({@code AdoptedServer}).
  *
  * <p>The provider timeout is 4 s here, so a send can be held in flight for seconds and still execute before its
  * deadline: the window a lost claim would reopen.
@@ -176,7 +178,7 @@ class LostCommitTest {
     }
 
     @Test
-    void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() {
+    void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() throws Exception {
         // sent, and replayed once, so Redis keeps the whole final transfer; then the database forgets it
         String owner = "restored-" + UUID.randomUUID();
         String alice = writer(owner);
@@ -188,6 +190,7 @@ class LostCommitTest {
         String reference = Rows.reference(id);
         long[] paid = Api.balance(alice, "EUR");
         forgetSent(id, owner, 7_304);
+        serverChanged();
 
         // the retry is answered from the final entry, and the transfer it names is there again, as it was
         var retry = Api.post(alice, key, body);
@@ -234,6 +237,7 @@ class LostCommitTest {
         for (int i = 0; i < 3; i++) {
             forgetSent(ids.get(i), owner, 7_510 + i);
         }
+        serverChanged();
         long batched = Statements.calls("unnest($1::uuid[])");
         long single = Statements.calls(PROBE);
         long gets = RedisStats.calls(redis, "get");
@@ -278,6 +282,43 @@ class LostCommitTest {
             assertEquals(1, Sandbox.executions(Rows.reference(ids.get(i))), "the provider executed each intent once");
         }
         assertEquals(paid[0], Api.balance(alice, "EUR")[0], "the account is where it was before the database forgot");
+    }
+
+    /**
+     * A row that became final on the server the pipeline adopted last, after its adoption, cannot have been lost
+     * without a server change: its replays are answered from Redis alone. Once another server is adopted, the same
+     * replay reads its row again.
+     */
+    @Test
+    void aFinalReplayIsAnsweredWithoutReadingARowTheAdoptedServerMadeFinal() throws Exception {
+        // final later than the adoption by more than the clock-skew bound (2 s here), as a row of an older server is not
+        Awaitility.await("the server was adopted over 3 s ago").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time() "
+                        + "AND adopted_at < now() - interval '3 seconds'") == 1);
+        String owner = "kept-" + UUID.randomUUID();
+        String alice = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(7_307);
+        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        // the first replay after sent reads the row and keeps the final transfer in the entry
+        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+
+        long checks = finalRowChecks();
+        double notNeeded = finalChecksNotNeeded();
+        for (int i = 0; i < 5; i++) {
+            var replay = Api.post(alice, key, body);
+            replay.then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+            assertEquals(id, replay.path("id"));
+        }
+        assertEquals(checks, finalRowChecks(), "no replay read its row");
+        assertEquals(notNeeded + 5, finalChecksNotNeeded(), 0.0);
+
+        serverChanged();
+        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        assertTrue(finalRowChecks() > checks, "on another server the replay reads its row");
+        assertEquals(notNeeded + 5, finalChecksNotNeeded(), 0.0);
+        assertEquals(1, Sandbox.executions(Rows.reference(id)), "the provider executed the intent once");
     }
 
     @Test
@@ -433,6 +474,28 @@ class LostCommitTest {
                 "DELETE FROM transfer_keys WHERE transfer_id = '" + id + "'",
                 "DELETE FROM ledger_entries WHERE transfer_id = '" + id + "'",
                 "UPDATE accounts SET posted = posted + " + amount + " WHERE principal = '" + owner + "' AND currency = 'EUR'");
+    }
+
+    /**
+     * The database comes back as another server, as after the crash, failover or restore that loses commits (a
+     * database forgets commits only with its server): it is restarted, and the sweeper has adopted it. Rows that
+     * became final before are then read by their replays ({@code AdoptedServer}).
+     */
+    private static void serverChanged() throws Exception {
+        TestStack.current().postgres().stop();
+        TestStack.current().postgres().startAgain();
+        Awaitility.await("the restarted server is adopted").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time()") == 1);
+    }
+
+    /** The calls so far of the final-row checks: the one-row probe and the batched one. */
+    private static long finalRowChecks() {
+        return Statements.calls(PROBE) + Statements.calls("unnest($1::uuid[])");
+    }
+
+    private double finalChecksNotNeeded() {
+        var counter = metrics.find("ledgerline.idempotency").tag("result", "final_check_not_needed").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     /** The kinds of a transfer's ledger entries, oldest first. */

@@ -107,8 +107,10 @@ class RedisClusterTest {
             }
             Api.post(token, key, body(402)).then().statusCode(422)
                     .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
-            // each replay of the sent transfer reads its row by id (a row the database lost is restored); the 422 reads nothing
-            assertEquals(statements + 3, Statements.postPath(), "replays of a sent transfer and the 422 are answered from the cluster");
+            // each replay of the sent transfer reads at most its row by id (none when the adopted server made it final,
+            // AdoptedServer); the 422 reads nothing
+            long reads = Statements.postPath() - statements;
+            assertTrue(reads <= 3, "replays of a sent transfer and the 422 are answered from the cluster: " + reads + " reads");
 
             // a first request with this key still running, as its in-flight marker says
             String busy = newKey();

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.HmacSha256;
+import dev.ledgerline.transfers.hashing.LongText;
 import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.Problem;
@@ -18,7 +19,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Instant;
@@ -50,7 +51,7 @@ import java.util.UUID;
  * checks the row is still there and restores it in that final state if it is not ({@link FinalRows}).
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class IdempotencyService {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyService.class);
@@ -94,8 +95,8 @@ public class IdempotencyService {
     private final HmacSha256 references;
     private final FinalRows finalRows;
     private final ResponseBodies bodies;
-    /** Final entries decoded before, by their exact text; at most {@link #maxDecoded}. */
-    private final Map<String, IdempotencyEntry> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Final entries decoded before, by their exact text (hashed on a sample of it); at most {@link #maxDecoded}. */
+    private final Map<LongText, IdempotencyEntry> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
     private final int maxDecoded;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
@@ -399,7 +400,8 @@ public class IdempotencyService {
      * remembered ones are dropped at once (a replayed key is decoded again on its next replay).
      */
     private IdempotencyEntry decoded(String value) {
-        IdempotencyEntry known = finalEntries.get(value);
+        LongText text = LongText.of(value);
+        IdempotencyEntry known = finalEntries.get(text);
         if (known != null) {
             return known;
         }
@@ -408,7 +410,7 @@ public class IdempotencyService {
             if (finalEntries.size() >= maxDecoded) {
                 finalEntries.clear();
             }
-            finalEntries.put(value, entry);
+            finalEntries.put(text, entry);
         }
         return entry;
     }

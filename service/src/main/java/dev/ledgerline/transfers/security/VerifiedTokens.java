@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.security;
 
+import dev.ledgerline.transfers.hashing.LongText;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
@@ -31,7 +32,7 @@ final class VerifiedTokens {
     }
 
     /** Absent when {@code maxEntries} is 0: every token is verified in full. */
-    private final Cache<String, Entry> entries;
+    private final Cache<LongText, Entry> entries;
     private final long ttlMillis;
 
     VerifiedTokens(int maxEntries, long ttlMillis) {
@@ -49,20 +50,20 @@ final class VerifiedTokens {
         if (executor != null) {
             builder.executor(executor);
         }
-        this.entries = builder.expireAfter(new Expiry<String, Entry>() {
+        this.entries = builder.expireAfter(new Expiry<LongText, Entry>() {
             @Override
-            public long expireAfterCreate(String raw, Entry entry, long nowNanos) {
+            public long expireAfterCreate(LongText raw, Entry entry, long nowNanos) {
                 // Caffeine's clock is monotonic and exp is wall-clock time: put() converted the span once
                 return entry.trustNanos();
             }
 
             @Override
-            public long expireAfterUpdate(String raw, Entry entry, long nowNanos, long remainingNanos) {
+            public long expireAfterUpdate(LongText raw, Entry entry, long nowNanos, long remainingNanos) {
                 return entry.trustNanos();
             }
 
             @Override
-            public long expireAfterRead(String raw, Entry entry, long nowNanos, long remainingNanos) {
+            public long expireAfterRead(LongText raw, Entry entry, long nowNanos, long remainingNanos) {
                 return remainingNanos;
             }
         }).build();
@@ -73,13 +74,15 @@ final class VerifiedTokens {
         if (entries == null) {
             return null;
         }
-        Entry e = entries.getIfPresent(raw);
+        // keyed by the exact text, hashed on a sample of it: a token is ~800 characters, made afresh per request
+        LongText key = LongText.of(raw);
+        Entry e = entries.getIfPresent(key);
         if (e == null) {
             return null;
         }
         if (nowMillis >= e.trustedUntilMillis()) {
             // the wall clock passed the token's exp before the monotonic expiry did (a clock step): not trusted
-            entries.asMap().remove(raw, e);
+            entries.asMap().remove(key, e);
             return null;
         }
         return e.token();
@@ -98,7 +101,7 @@ final class VerifiedTokens {
         if (until <= nowMillis) {
             return;
         }
-        entries.put(raw, new Entry(verified, until, TimeUnit.MILLISECONDS.toNanos(until - nowMillis)));
+        entries.put(LongText.of(raw), new Entry(verified, until, TimeUnit.MILLISECONDS.toNanos(until - nowMillis)));
     }
 
     /** Entries held now, after pending evictions ran. */

@@ -5,14 +5,14 @@ import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.idempotency.SubmittedBody;
 import io.vertx.core.http.HttpServerRequest;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.ws.rs.core.MediaType;
 
 /**
  * Reads a {@code POST /v1/transfers}: its Idempotency-Key (or a 400 problem), and its body as sent with the validating
  * parse that makes it a request when a decision needs one (a 400/413/415 problem then).
  */
-@ApplicationScoped
+@Singleton
 public class Submissions {
 
     private final TransferRequestParser parser;

@@ -7,7 +7,7 @@ import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.idempotency.ResponseBodies;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRequest;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.lang.reflect.RecordComponent;
@@ -20,7 +20,7 @@ import java.util.TreeSet;
  * {@link TransferView}; a change to any of them makes every kept body and response stale at once, and replays take the
  * canonical path again.
  */
-@ApplicationScoped
+@Singleton
 public class TransferBodies implements ResponseBodies {
 
     private final ObjectMapper mapper;

@@ -14,7 +14,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Response;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -37,7 +37,7 @@ import java.util.List;
  * found it, and the instance too. Restoring twice is harmless: the insert does nothing when the row is there.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class FinalRows {
 
     private static final Logger LOG = Logger.getLogger(FinalRows.class);

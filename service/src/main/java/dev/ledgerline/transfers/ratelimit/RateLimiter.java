@@ -11,7 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Response;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.util.EnumMap;
@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * authorisation, so the principal is the token's {@code sub} and a caller without a valid token spends nothing.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class RateLimiter {
 
     private static final Logger LOG = Logger.getLogger(RateLimiter.class);

@@ -22,7 +22,7 @@ import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -41,7 +41,7 @@ import java.util.regex.Pattern;
  * the owner's cancel, ownership scoping and paging. Another principal's transfer is indistinguishable from a missing
  * one (404).
  */
-@ApplicationScoped
+@Singleton
 public class TransferService {
 
     private static final Pattern CANONICAL_UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");

@@ -1,8 +1,8 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.transfers.config.LedgerlineConfig;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +27,7 @@ import java.util.function.LongSupplier;
  * this leaves: of the same kind as a read just before a failover, since a replica that lags can lose what any read
  * saw.
  */
-@ApplicationScoped
+@Singleton
 public class AdoptedServer {
 
     private record Seen(Instant adoptedAt, long atNanos) {

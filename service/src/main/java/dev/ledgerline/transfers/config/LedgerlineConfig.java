@@ -486,9 +486,10 @@ public interface LedgerlineConfig {
         int retryAfterSeconds();
 
         /**
-         * Final idempotency entries this instance keeps decoded, by their exact text, so a replayed key's entry is not
-         * decoded again on every replay (about 2 KB each; 0 decodes every time). A final entry never changes, and a
-         * text decodes to one entry only, so this saves CPU and changes no answer.
+         * Final idempotency entries this instance keeps decoded, by their Redis key and used only while the key holds
+         * exactly the text they were decoded from, so a replayed key's entry is not decoded again on every replay (about
+         * 2 KB each; 0 decodes every time). A final entry never changes, and a text decodes to one entry only, so this
+         * saves CPU and changes no answer.
          */
         @WithDefault("4096")
         int decodedFinalEntries();

@@ -4,7 +4,6 @@ import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.HmacSha256;
-import dev.ledgerline.transfers.hashing.LongText;
 import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.Problem;
@@ -95,8 +94,12 @@ public class IdempotencyService {
     private final HmacSha256 references;
     private final FinalRows finalRows;
     private final ResponseBodies bodies;
-    /** Final entries decoded before, by their exact text (hashed on a sample of it); at most {@link #maxDecoded}. */
-    private final Map<LongText, IdempotencyEntry> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
+    /** A final entry decoded before, with the text it was decoded from. */
+    private record Decoded(String text, IdempotencyEntry entry) {
+    }
+
+    /** Final entries decoded before, by the Redis key they were read from; at most {@link #maxDecoded}. */
+    private final Map<String, Decoded> finalEntries = new java.util.concurrent.ConcurrentHashMap<>();
     private final int maxDecoded;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
@@ -192,8 +195,8 @@ public class IdempotencyService {
      * response it keeps, with no write and no send. The rate limit spends this instance's replay bucket on such a
      * request rather than the shared one ({@code RateLimiter#admitAndRead}).
      */
-    public boolean answersAsKept(String principal, SubmittedBody body, String value) {
-        IdempotencyEntry entry = decoded(value);
+    public boolean answersAsKept(String principal, SubmittedBody body, String entryKey, String value) {
+        IdempotencyEntry entry = decoded(entryKey, value);
         return entry != null && entry.completed() && entry.kind() == IdempotencyEntry.Kind.FINAL
                 && entry.last().userId().equals(principal) && entry.keeps(body.bytes(), bodies.stamp());
     }
@@ -208,7 +211,7 @@ public class IdempotencyService {
             count(Decision.DB_REDIS_UNAVAILABLE);
             return insertOrFind(principal, key, body, redisKey, null);
         }
-        IdempotencyEntry entry = decoded(((CacheRead.Hit) read).value());
+        IdempotencyEntry entry = decoded(redisKey, ((CacheRead.Hit) read).value());
         if (entry == null) {
             // not an entry of ours: the database decides, and remember() overwrites it
             count(Decision.DB_CACHE_UNREADABLE);
@@ -395,22 +398,23 @@ public class IdempotencyService {
     }
 
     /**
-     * {@link IdempotencyEntry#decode}, with final entries remembered by their text: a final entry never changes and a
-     * text decodes to one entry only, so a remembered one is what decoding again would give. Past the bound the
-     * remembered ones are dropped at once (a replayed key is decoded again on its next replay).
+     * {@link IdempotencyEntry#decode}, with final entries remembered by the key they were read from and kept only while
+     * that key holds exactly the same text: a final entry never changes and a text decodes to one entry only, so a
+     * remembered one is what decoding again would give. Looked up by the key (short, and hashed once per request however
+     * often a request asks), then compared with the text. Past the bound the remembered ones are dropped at once (a
+     * replayed key is decoded again on its next replay).
      */
-    private IdempotencyEntry decoded(String value) {
-        LongText text = LongText.of(value);
-        IdempotencyEntry known = finalEntries.get(text);
-        if (known != null) {
-            return known;
+    private IdempotencyEntry decoded(String entryKey, String value) {
+        Decoded known = finalEntries.get(entryKey);
+        if (known != null && known.text().equals(value)) {
+            return known.entry();
         }
         IdempotencyEntry entry = IdempotencyEntry.decode(value);
         if (entry != null && entry.kind() == IdempotencyEntry.Kind.FINAL && maxDecoded > 0) {
             if (finalEntries.size() >= maxDecoded) {
                 finalEntries.clear();
             }
-            finalEntries.put(text, entry);
+            finalEntries.put(entryKey, new Decoded(value, entry));
         }
         return entry;
     }

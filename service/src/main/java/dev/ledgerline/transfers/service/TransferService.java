@@ -142,7 +142,7 @@ public class TransferService {
                     });
         }
         String entryKey = read != null ? read.entryKey() : idempotency.entryKey(principal, key);
-        Predicate<String> kept = value -> idempotency.answersAsKept(principal, body, value);
+        Predicate<String> kept = value -> idempotency.answersAsKept(principal, body, entryKey, value);
         // a key found empty is marked in flight by the admission's script: a first use costs one round trip less
         Supplier<RateLimiter.Mark> mark = () -> {
             String marker = idempotency.markerFor(body);
@@ -168,7 +168,7 @@ public class TransferService {
      * answers from the response it keeps, writing nothing and sending nothing.
      */
     public boolean answersAsKept(String principal, SubmittedBody body, EntryRead read) {
-        return read.value() != null && idempotency.answersAsKept(principal, body, read.value());
+        return read.value() != null && idempotency.answersAsKept(principal, body, read.entryKey(), read.value());
     }
 
     private Uni<Created> accept(String principal, IdempotencyKey key, String entryKey, SubmittedBody body,

@@ -53,8 +53,11 @@ class ReplayRouteTest {
         // an Accept the route leaves to content negotiation: the resource answers
         Response byResource = Api.post(token, key, body, r -> r.accept("application/json, */*;q=0.5"));
         assertEquals(early, early(), "the resource answered this one");
+        double served = Metrics.sum("http_server_requests_seconds_count", SERVED_201);
         Response byRoute = Api.post(token, key, body);
         assertEquals(early + 1, early(), "the route answered this one");
+        // in front of the authentication filters, yet in the HTTP metrics under the endpoint's template as before
+        assertEquals(served + 1, Metrics.sum("http_server_requests_seconds_count", SERVED_201));
 
         assertEquals(201, byRoute.statusCode());
         assertEquals(headers(byResource), headers(byRoute));
@@ -170,6 +173,9 @@ class ReplayRouteTest {
         return body.replace(id, "ID").replaceAll("\"providerReference\":\"[^\"]*\"", "\"providerReference\":\"R\"")
                 .replaceAll("\"(createdAt|updatedAt)\":\"[^\"]*\"", "\"$1\":\"T\"");
     }
+
+    /** The HTTP server metrics' series of 201 answers to {@code POST /v1/transfers}. */
+    private static final String SERVED_201 = "method=\"POST\",outcome=\"SUCCESS\",status=\"201\",uri=\"/v1/transfers\"";
 
     private static double early() {
         return Math.max(0, Metrics.sum("ledgerline_replays_early_total", ""));

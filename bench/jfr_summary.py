@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarises `jfr print --events jdk.ExecutionSample` output: where the service's CPU samples go.
 
-Self time = the top frame of each sample; inclusive = samples with at least one frame in a category.
+Self time = the top frame of each sample; inclusive = samples with at least one frame in a category; "where the
+CPU went" = each sample counted once, in the group of the first frame from the top that belongs to one of GROUPS
+(the grouping of bench/CPU-AB.md's tables).
 Usage: jfr_summary.py samples.txt
 """
 import collections
@@ -29,6 +31,37 @@ CATEGORIES = [
     ("UUID.randomUUID (SecureRandom)", ("java.util.UUID.randomUUID", "sun.security.provider.NativePRNG", "java.security.SecureRandom")),
     ("Regex", ("java.util.regex",)),
 ]
+
+# Checked in order for each frame from the top; the first group that matches a frame takes the sample.
+GROUPS = [
+    ("JDK crypto / hashing (SHA-256)", ("sun.security.provider", "java.security.MessageDigest", "dev.ledgerline.transfers.hashing")),
+    ("Jackson (JSON)", ("com.fasterxml.jackson",)),
+    ("Redis client", ("io.vertx.redis", "io.quarkus.redis")),
+    ("PostgreSQL client", ("io.vertx.pgclient", "io.vertx.sqlclient")),
+    ("REST client + fault tolerance (provider send)", ("org.jboss.resteasy.reactive.client", "io.quarkus.rest.client",
+                                                        "io.smallrye.faulttolerance")),
+    ("Micrometer", ("io.micrometer", "io.quarkus.micrometer")),
+    ("logging", ("org.jboss.logmanager", "org.jboss.logging", "io.quarkus.logging")),
+    ("context propagation (SmallRye CP, Narayana)", ("io.smallrye.context", "com.arjuna", "io.quarkus.narayana",
+                                                     "io.smallrye.mutiny.context")),
+    ("security / JWT", ("io.smallrye.jwt", "org.jose4j", "io.quarkus.security", "io.quarkus.vertx.http.runtime.security",
+                        "dev.ledgerline.transfers.security")),
+    ("Quarkus REST server", ("org.jboss.resteasy.reactive.server", "io.quarkus.resteasy.reactive")),
+    ("CDI (ArC)", ("io.quarkus.arc",)),
+    ("Mutiny", ("io.smallrye.mutiny",)),
+    ("service code", ("dev.ledgerline",)),
+    ("Vert.x web router + HTTP server", ("io.vertx.ext.web", "io.vertx.core.http", "io.quarkus.vertx.http")),
+    ("Vert.x core", ("io.vertx",)),
+    ("Netty (I/O, buffers, event loop)", ("io.netty",)),
+]
+
+
+def group_of(sample):
+    for frame in sample:
+        for name, prefixes in GROUPS:
+            if frame.startswith(prefixes):
+                return name
+    return "JDK / other"
 
 
 def main(path):
@@ -62,6 +95,10 @@ def main(path):
             if fr.startswith("dev.ledgerline"):
                 app[fr] += 1
                 break
+    groups = collections.Counter(group_of(s) for s in samples)
+    print("\nWhere the CPU went (each sample once: the first frame from the top in one of the groups):")
+    for name in [g for g, _ in GROUPS] + ["JDK / other"]:
+        print(f"  {100.0 * groups[name] / total:5.1f}%  {groups[name]:6d}  {name}")
     print("\nInnermost service frame of each sample (which service code led to the work):")
     for method, n in app.most_common(15):
         print(f"  {100.0 * n / total:5.1f}%  {n:6d}  {method}")

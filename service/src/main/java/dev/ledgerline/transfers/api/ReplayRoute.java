@@ -13,12 +13,13 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.vertx.http.runtime.filters.Filters;
+import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.impl.RoutingContextInternal;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -71,7 +72,6 @@ public class ReplayRoute {
     /** The decision's failure, for the resource to answer. */
     static final String DECIDED_FAILURE = "ledgerline.decided-failure";
 
-    private static final String PATH = "/v1/transfers";
     private static final String BEARER = "Bearer ";
     private static final Set<String> JSON_UTF8 = Set.of("application/json", "application/json;charset=utf-8",
             "application/json; charset=utf-8", "application/json;charset=\"utf-8\"", "application/json; charset=\"utf-8\"");
@@ -96,31 +96,13 @@ public class ReplayRoute {
         this.createdEarly = Meters.CREATED_EARLY.counter().register(metrics);
     }
 
-    /**
-     * A filter between Quarkus' CORS filter (priority 300) and the HTTP authentication (200): after the body deadline
-     * and CORS, before the lazy authentication's set-up and Quarkus REST's authentication-failure handler (199), which
-     * looked the request's URI template up again for every request, in a request mapper it built anew each time (4 % of
-     * a replay's CPU). Nothing this handler answers needs either: it checks the token itself, and the HTTP metrics'
-     * {@code uri} of {@code POST /v1/transfers} is its path. The service configures no HTTP permission policies
-     * ({@code quarkus.http.auth.permission.*}) that this would pass over; a request this does not take goes on through
-     * all of them.
-     */
-    static final int PRIORITY = 250;
-
-    void install(@Observes Filters filters) {
-        filters.register(this::filter, PRIORITY);
+    void install(@Observes Router router) {
+        // after the filters (CORS, the body deadline), before Quarkus REST's route
+        router.route(HttpMethod.POST, "/v1/transfers").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT).handler(this::handle);
     }
 
-    private void filter(RoutingContext rc) {
+    private void handle(RoutingContext rc) {
         HttpServerRequest request = rc.request();
-        if (request.method() != HttpMethod.POST || !PATH.equals(rc.normalizedPath())) {
-            rc.next();
-            return;
-        }
-        handle(rc, request);
-    }
-
-    private void handle(RoutingContext rc, HttpServerRequest request) {
         // HTTP/1.x only: Quarkus REST pauses the request it is handed, which HTTP/2 refuses once the body was read
         String principal = request.version() == HttpVersion.HTTP_2 ? null : principal(request);
         IdempotencyKey key = principal == null ? null : plainRequestKey(request);

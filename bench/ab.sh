@@ -22,6 +22,8 @@ PFX=ab
 BASE=${BASE:-2a5bdee}
 
 # ---------------------------------------------------------------- the base build, from this repository
+# a base packaged elsewhere is named by its directory: BASE (the default commit) says nothing about it
+[ -n "${BASE_APP:-}" ] && A_DESC=$BASE_APP
 if [ -z "${BASE_APP:-}" ]; then
   BASE_TREE=$TMP/base
   git worktree add --detach "$BASE_TREE" "$BASE" >/dev/null
@@ -30,7 +32,7 @@ if [ -z "${BASE_APP:-}" ]; then
   BASE_APP=$TMP/base-app
   cp -r "$BASE_TREE/service/target/quarkus-app" "$BASE_APP"
 fi
-A_DESC="$BASE ($(git log -1 --format=%s "$BASE" 2>/dev/null | cut -c1-50))"
+A_DESC=${A_DESC:-"$BASE ($(git log -1 --format=%s "$BASE" 2>/dev/null | cut -c1-50))"}
 if [ "$HEAD_APP" = "$ROOT/service/target/quarkus-app" ]; then
   B_DESC="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- service || echo '+dirty')"
 else

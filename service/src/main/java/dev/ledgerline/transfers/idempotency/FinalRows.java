@@ -18,8 +18,12 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The row a final replay names must exist: a database that lost the commit (a failover, a crash, a restore) is
@@ -29,7 +33,8 @@ import java.util.List;
  * <p>Only a row that became final before the database server now answering was adopted can be missing
  * ({@link AdoptedServer}: commits are lost with their server, and every new server is adopted anew). A row that
  * became final on the adopted server, after its adoption, is not read: the replay is answered without the database,
- * as long as this instance saw that server answer within the last three sweep intervals. Any other replay checks
+ * as long as this instance saw that server answer within the last three sweep intervals; so is a row this instance
+ * already read under the same adoption (found or restored). Any other replay checks
  * with one primary-key read, bounded so that a database that does not answer never holds the
  * answer back. A check that could not run is not dropped: it is owed, in a Redis set next to the entries
  * ({@link #OWED}), and every instance's round pays what is owed once PostgreSQL answers again. Right after a crash
@@ -50,6 +55,16 @@ public class FinalRows {
 
     /** Checks paid per round and instance. */
     private static final int BATCH = 100;
+
+    /** Rows remembered as checked at most; about 100 bytes each. */
+    private static final int MAX_CHECKED = 16_384;
+
+    /**
+     * Rows read (found or restored) since the server adopted at the time each maps to: a row final before that
+     * adoption, which {@link AdoptedServer#keeps} cannot vouch for, is read once per instance and adoption, not on
+     * every replay.
+     */
+    private final Map<UUID, Instant> checked = new ConcurrentHashMap<>();
 
     private final TransferRepository transfers;
     private final RedisCommands cache;
@@ -76,11 +91,15 @@ public class FinalRows {
      * ({@link AdoptedServer#keeps}). Never fails: the replay is answered either way.
      */
     Uni<Void> check(IdempotencyKey key, Transfer last) {
-        if (adopted.keeps(last.updatedAt())) {
+        if (adopted.keeps(last.updatedAt()) || adopted.stillAdopted(checked.get(last.id()))) {
             kept.increment();
             return Uni.createFrom().voidItem();
         }
+        // the adoption vouched for when the read starts: a row found (or restored) by a read under it stays there
+        // while that server stays adopted
+        Instant under = adopted.adoptedAt();
         return restoreIfLost(key.value(), last)
+                .invoke(() -> remember(last.id(), under))
                 .ifNoItem().after(CHECK).fail()
                 .onFailure().recoverWithUni(e -> {
                     LOG.debugf("transferId=%s step=idempotency could not check the final row, owed: %s", last.id(), e.toString());
@@ -90,6 +109,16 @@ public class FinalRows {
                                     + "row nor owe the check, the next replay tries again: %s", last.id(), f.toString()))
                             .onFailure().recoverWithNull();
                 });
+    }
+
+    private void remember(UUID id, Instant under) {
+        if (under == null) {
+            return;
+        }
+        if (checked.size() >= MAX_CHECKED) {
+            checked.clear(); // a bound, not an eviction policy: the rows replayed now are checked once more
+        }
+        checked.put(id, under);
     }
 
     /** The row is there, or is restored now; fails when the database could not say. */

@@ -68,8 +68,21 @@ public class AdoptedServer {
      * {@code false} means "not known", never "lost".
      */
     public boolean keeps(OffsetDateTime finalAt) {
+        Instant adoptedAt = adoptedAt();
+        return adoptedAt != null && finalAt != null && finalAt.toInstant().isAfter(adoptedAt.plus(clockMargin));
+    }
+
+    /**
+     * When the server vouched for now was adopted, or {@code null} when nothing is vouched for. A row read after that
+     * server's adoption and found there cannot be missing while {@link #stillAdopted} says so.
+     */
+    public Instant adoptedAt() {
         Seen s = seen;
-        return s != null && finalAt != null && nanoTime.getAsLong() - s.atNanos() < validNanos
-                && finalAt.toInstant().isAfter(s.adoptedAt().plus(clockMargin));
+        return s != null && nanoTime.getAsLong() - s.atNanos() < validNanos ? s.adoptedAt() : null;
+    }
+
+    /** Whether the server vouched for now is still the one adopted at {@code adoptedAt} (from {@link #adoptedAt}). */
+    public boolean stillAdopted(Instant adoptedAt) {
+        return adoptedAt != null && adoptedAt.equals(adoptedAt());
     }
 }

@@ -8,7 +8,9 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +71,21 @@ class AdoptedServerTest {
         server.answered(ADOPTED.plusSeconds(40));
         assertFalse(server.keeps(at(finalOnOldServer)), "final before the new server was adopted: read it");
         assertTrue(server.keeps(at(ADOPTED.plusSeconds(43))));
+    }
+
+    @Test
+    void aRowReadUnderAnAdoptionIsVouchedForWhileThatServerStaysAdoptedAndRecentlySeen() {
+        assertNull(server.adoptedAt(), "nothing seen yet");
+        assertFalse(server.stillAdopted(null));
+        server.answered(ADOPTED);
+        Instant under = server.adoptedAt();
+        assertEquals(ADOPTED, under);
+        assertTrue(server.stillAdopted(under));
+        server.answered(ADOPTED.plusSeconds(40));
+        assertFalse(server.stillAdopted(under), "another server adopted since the read");
+        server.answered(ADOPTED);
+        now.addAndGet(VALID.toNanos());
+        assertFalse(server.stillAdopted(under), "the look is too old");
     }
 
     private static OffsetDateTime at(Instant instant) {

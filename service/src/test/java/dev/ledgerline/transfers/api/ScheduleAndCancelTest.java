@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
@@ -131,7 +132,9 @@ class ScheduleAndCancelTest {
         Api.post(alice, key, scheduledBody(3300, at(executeAt.plusSeconds(1)))).then().statusCode(422)
                 .body("type", equalTo(ProblemType.IDEMPOTENCY_KEY_REUSED.uri()));
         Api.post(alice, key, scheduledBody(3300, "null")).then().statusCode(422);
-        String sameInstant = "\"" + executeAt.atOffset(ZoneOffset.ofHours(-5)) + "\"";
+        // formatted with its seconds: OffsetDateTime.toString() leaves out ":00", which RFC 3339 does not allow
+        String sameInstant = "\"" + DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(executeAt.atOffset(ZoneOffset.ofHours(-5)))
+                + "\"";
         Api.post(alice, key, scheduledBody(3300, sameInstant)).then().statusCode(201)
                 .header("Idempotent-Replayed", "true").body("id", equalTo(id));
         cancel(alice, id).then().statusCode(200);

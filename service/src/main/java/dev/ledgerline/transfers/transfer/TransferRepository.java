@@ -251,8 +251,7 @@ public class TransferRepository {
                 .onFailure().invoke(adopted::unknown)
                 .map(rows -> {
                     Row row = first(rows);
-                    OffsetDateTime adoptedAt = row.getOffsetDateTime("adopted_at");
-                    adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
+                    tellAdopted(row);
                     return row.getLong("moved");
                 });
     }
@@ -264,12 +263,14 @@ public class TransferRepository {
     public Uni<Void> lookAtServer() {
         return run(TransferSql.ADOPTED_AT, Tuple.tuple())
                 .onFailure().invoke(adopted::unknown)
-                .invoke(rows -> {
-                    Row row = first(rows);
-                    OffsetDateTime adoptedAt = row == null ? null : row.getOffsetDateTime("adopted_at");
-                    adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
-                })
+                .invoke(rows -> tellAdopted(first(rows)))
                 .replaceWithVoid();
+    }
+
+    /** The answering server's {@code adopted_at} ({@code null}: not adopted, or no row) for {@link AdoptedServer}. */
+    private void tellAdopted(Row row) {
+        OffsetDateTime adoptedAt = row == null ? null : row.getOffsetDateTime("adopted_at");
+        adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
     }
 
     /**

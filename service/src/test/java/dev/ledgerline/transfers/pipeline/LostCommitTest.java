@@ -180,13 +180,8 @@ class LostCommitTest {
     @Test
     void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() throws Exception {
         // sent, and replayed once, so Redis keeps the whole final transfer; then the database forgets it
-        String owner = "restored-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_304);
-        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
-        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        Replayed r = sentAndReplayedOnce("restored-", 7_304);
+        String owner = r.owner(), alice = r.token(), key = r.key(), body = r.body(), id = r.id();
         String reference = Rows.reference(id);
         long[] paid = Api.balance(alice, "EUR");
         forgetSent(id, owner, 7_304);
@@ -295,14 +290,9 @@ class LostCommitTest {
         Awaitility.await("the server was adopted over 3 s ago").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
                 .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time() "
                         + "AND adopted_at < now() - interval '3 seconds'") == 1);
-        String owner = "kept-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_307);
-        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
         // the first replay after sent reads the row and keeps the final transfer in the entry
-        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+        Replayed r = sentAndReplayedOnce("kept-", 7_307);
+        String alice = r.token(), key = r.key(), body = r.body(), id = r.id();
 
         long checks = finalRowChecks();
         double notNeeded = finalChecksNotNeeded();
@@ -330,13 +320,8 @@ class LostCommitTest {
 
     @Test
     void aFinalReplayTheDatabaseCouldNotCheckRestoresTheRowOnceTheDatabaseAnswers() throws Exception {
-        String owner = "restored-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_306);
-        String id = Api.post(alice, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
-        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+        Replayed r = sentAndReplayedOnce("restored-", 7_306);
+        String owner = r.owner(), alice = r.token(), key = r.key(), body = r.body(), id = r.id();
         String reference = Rows.reference(id);
         forgetSent(id, owner, 7_306);
 
@@ -463,6 +448,21 @@ class LostCommitTest {
         Await.status(id, "sent", DEADLINE);
         assertEquals(1, Sandbox.executions(Rows.reference(id)));
         return id;
+    }
+
+    /** A sent transfer of a new owner, and the one replay after {@code sent} that keeps the final transfer in its entry. */
+    private record Replayed(String owner, String token, String key, String body, String id) {
+    }
+
+    private static Replayed sentAndReplayedOnce(String ownerPrefix, long amount) {
+        String owner = ownerPrefix + UUID.randomUUID();
+        String token = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(amount);
+        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
+        Await.status(id, "sent", DEADLINE);
+        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
+        return new Replayed(owner, token, key, body, id);
     }
 
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */

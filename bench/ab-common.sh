@@ -78,6 +78,7 @@ stack_up() { # DB...
   "${SHORT_JVM[@]}" keys "$KEYS" >/dev/null
   "${LONG_JVM[@]}" provider $(( HTTP_BASE + 90 )) > "$OUT/$PFX-provider.log" 2>&1 & PIDS+=($!)
   "${LONG_JVM[@]}" static $(( HTTP_BASE + 91 )) seed- > "$OUT/$PFX-static.log" 2>&1 & PIDS+=($!)
+  STATIC_PID=$!
   "${LONG_JVM[@]}" serve $(( HTTP_BASE + 92 )) > "$OUT/$PFX-driver.log" 2>&1 & PIDS+=($!)
   sleep 2
 }
@@ -104,13 +105,20 @@ wait_ready() { # K: polls READY[K] for up to 2 minutes
 }
 
 calibrate() { # NAME [driver option ...]: the same closed loops against the static responder
-  local name=$1 c js; shift
+  # also the responder's own CPU per answer: what a bare Vert.x HTTP/1.1 server (one event loop, no routing, a fixed
+  # answer of the service's size) spends per request on this machine, the floor under any service's figure
+  local name=$1 c js s0 s1 t0 t1; shift
   for c in jit 32 4; do   # first one unrecorded window: the driver's JIT
+    s0=$(ticks "$STATIC_PID"); t0=$(date +%s%N)
     js=$(drive --model=closed --url="http://127.0.0.1:$(( HTTP_BASE + 91 ))" --scenario=replay --seed-prefix=seed \
       --seed-count="$SEED" --duration="$SECS" --connections="${c/jit/32}" --label="$name-c$c" "$@")
+    t1=$(date +%s%N); s1=$(ticks "$STATIC_PID")
     [ "$c" = jit ] && continue
-    echo "$js" | jq -c --arg name "$name" --arg load "$(load1)" '. + {name: $name, round: 0, scenario: "replay", load: $load}' >> "$JSONL"
-    echo "$PFX: calibration $name c$c: $(echo "$js" | jq -r '"\(.achieved | round)/s, p99 \(.p99) ms, driver \(.driverUsPerRequest) µs/request"')" >&2
+    echo "$js" | jq -c --arg name "$name" --arg load "$(load1)" --argjson span "$(( (t1 - t0) / 1000000 ))" \
+        --argjson st "$(( s1 - s0 ))" --argjson hz "$TICK" \
+        '. + {name: $name, round: 0, scenario: "replay", load: $load,
+              staticUs: ($st / $hz * 1e6 / (.achieved * $span / 1000))}' >> "$JSONL"
+    tail -1 "$JSONL" | jq -r --arg pfx "$PFX" --arg name "$name" --arg c "$c" '"\($pfx): calibration \($name) c\($c): \(.achieved | round)/s, p99 \(.p99) ms, driver \(.driverUsPerRequest) µs/request, responder \(.staticUs * 10 | round / 10) µs/request"' >&2
   done
 }
 

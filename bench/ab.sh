@@ -11,7 +11,8 @@
 # /proc/<pid>/stat utime+stime deltas over the window), for replays at 32 and at 4 connections and for new transfers at
 # 32 connections (there also PostgreSQL's CPU and the transfers that reached `sent`). Loads are closed loops (each
 # connection sends its next request when its answer arrives, as wrk does: `Driver load --model=closed`). First a
-# calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page.
+# calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page,
+# with the responder's own CPU per answer: what a bare Vert.x HTTP/1.1 server spends on one request on this machine.
 # Env: ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
 # PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
@@ -115,7 +116,7 @@ for scenario, c in (("replay", 32), ("replay", 4), ("new", 32)):
 cal = [r for r in rows if r["name"] == "static"]
 floor = [r for r in rows if r["name"] == "redis-get"]
 print("\nCalibration, the driver against the static responder with the same requests: "
-      + ", ".join(f"c{r['connections']} {round(r['achieved']):,}/s (p99 {r['p99']} ms, driver {r['driverUsPerRequest']} µs CPU/request)" for r in cal) + ".")
+      + ", ".join(f"c{r['connections']} {round(r['achieved']):,}/s (p99 {r['p99']} ms, driver {r['driverUsPerRequest']} µs CPU/request, the responder's own {r.get('staticUs', 0):.1f} µs)" for r in cal) + ".")
 if floor:
     print("Redis's floor in the same run, redis-benchmark's plain GET of a 1,800-byte value: "
           + ", ".join(f"c{r['connections']} {round(r['achieved']):,}/s, {r['redisUs']:.1f} µs of Redis CPU per GET" for r in floor) + ".")

@@ -459,8 +459,7 @@ class LostCommitTest {
         String token = writer(owner);
         String key = Api.newKey();
         String body = Api.body(amount);
-        String id = Api.post(token, key, body).then().statusCode(201).extract().path("id");
-        Await.status(id, "sent", DEADLINE);
+        String id = sentOnce(token, key, body);
         Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
         return new Replayed(owner, token, key, body, id);
     }

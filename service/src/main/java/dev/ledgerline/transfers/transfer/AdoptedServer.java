@@ -30,7 +30,12 @@ import java.util.function.LongSupplier;
 @Singleton
 public class AdoptedServer {
 
-    private record Seen(Instant adoptedAt, long atNanos) {
+    /**
+     * What a server said to a question asked at {@code askedAtNanos}: which server it is ({@code server}, its
+     * {@code pg_postmaster_start_time()}) and when the pipeline adopted it ({@code adoptedAt}, null: nothing is
+     * vouched for).
+     */
+    private record Seen(Instant server, Instant adoptedAt, long askedAtNanos) {
     }
 
     private final long validNanos;
@@ -47,19 +52,40 @@ public class AdoptedServer {
         this.validNanos = valid.toNanos();
         this.clockMargin = clockMargin;
         this.nanoTime = nanoTime;
+        this.seen = new Seen(null, null, nanoTime.getAsLong());
     }
 
-    /** The server answered as the one adopted at {@code adoptedAt} (null: it could not say, nothing is vouched for). */
-    void answered(Instant adoptedAt) {
-        seen = adoptedAt == null ? null : new Seen(adoptedAt, nanoTime.getAsLong());
+    /** The moment a question to the server leaves: pass it to {@link #answered} with the answer. */
+    long asking() {
+        return nanoTime.getAsLong();
+    }
+
+    /**
+     * The server {@code server} answered a question asked at {@code askedAt} ({@link #asking}): the pipeline adopted it
+     * at {@code adoptedAt}, or (null) not yet. Two statements on two connections, the sweeper's adoption and the look,
+     * run at the same moment every sweep interval, so their answers can arrive in either order and can disagree:
+     * <ul>
+     *   <li>answers are taken in the order their questions were asked: one asked before a later answer, or before a
+     *   connection was lost ({@link #unknown}), says nothing of the server that answers now and is dropped;</li>
+     *   <li>a server once adopted stays adopted: "not adopted" from the server already seen adopted is a statement whose
+     *   snapshot came before the adoption committed, and only renews the look.</li>
+     * </ul>
+     */
+    synchronized void answered(Instant server, Instant adoptedAt, long askedAt) {
+        Seen last = seen;
+        if (askedAt - last.askedAtNanos() < 0) {
+            return;
+        }
+        boolean sameAdopted = adoptedAt == null && server != null && server.equals(last.server()) && last.adoptedAt() != null;
+        seen = new Seen(server, sameAdopted ? last.adoptedAt() : adoptedAt, askedAt);
     }
 
     /**
      * The server could not be asked, or a connection to it was lost ({@link TransferChanges}' listener: the first
-     * sign of a crash or restart): nothing is vouched for until the sweeper sees the adopted server answer again.
+     * sign of a crash or restart): nothing is vouched for until the server answers a question asked after this.
      */
-    void unknown() {
-        seen = null;
+    synchronized void unknown() {
+        seen = new Seen(null, null, nanoTime.getAsLong());
     }
 
     /**
@@ -78,7 +104,7 @@ public class AdoptedServer {
      */
     public Instant adoptedAt() {
         Seen s = seen;
-        return s != null && nanoTime.getAsLong() - s.atNanos() < validNanos ? s.adoptedAt() : null;
+        return s.adoptedAt() != null && nanoTime.getAsLong() - s.askedAtNanos() < validNanos ? s.adoptedAt() : null;
     }
 
     /** Whether the server vouched for now is still the one adopted at {@code adoptedAt} (from {@link #adoptedAt}). */

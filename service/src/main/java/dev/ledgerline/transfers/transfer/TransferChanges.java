@@ -73,9 +73,13 @@ public class TransferChanges {
         // its own connection, outside the pool Quarkus configures: it must verify the server as the pool does
         tls.apply(options);
         // a lost connection is also the first sign that the server went away (a crash, a restart, a failover): until the
-        // sweeper has seen the adopted server answer again, replays read their final rows
+        // sweeper has seen the adopted server answer again, replays read their final rows. Only the loss itself (the
+        // policy's first call, as the connection closes) says so: a later attempt that found the server down again
+        // comes after what the sweeper may have learnt of a server answering since, and must not unlearn it
         subscriber = PgSubscriber.subscriber(vertx, options).reconnectPolicy(attempt -> {
-            adopted.unknown();
+            if (attempt == 0) {
+                adopted.unknown();
+            }
             return 1000L;
         });
         subscriber.channel(CHANNEL).handler(this::announce);

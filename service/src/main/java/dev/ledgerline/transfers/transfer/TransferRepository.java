@@ -247,13 +247,16 @@ public class TransferRepository {
      * server goes to {@link AdoptedServer}, and a failure tells it that nothing is known.
      */
     public Uni<Long> adoptEpoch(String actor) {
-        return run(TransferSql.ADOPT_EPOCH, Tuple.of(actor, sendWindowMs, settleMs))
-                .onFailure().invoke(adopted::unknown)
-                .map(rows -> {
-                    Row row = first(rows);
-                    tellAdopted(row);
-                    return row.getLong("moved");
-                });
+        return Uni.createFrom().deferred(() -> {
+            long asked = adopted.asking();
+            return run(TransferSql.ADOPT_EPOCH, Tuple.of(actor, sendWindowMs, settleMs))
+                    .onFailure().invoke(adopted::unknown)
+                    .map(rows -> {
+                        Row row = first(rows);
+                        tellAdopted(row, asked);
+                        return row.getLong("moved");
+                    });
+        });
     }
 
     /**
@@ -261,16 +264,25 @@ public class TransferRepository {
      * {@link AdoptedServer}: not adopted, or no answer, vouches for nothing.
      */
     public Uni<Void> lookAtServer() {
-        return run(TransferSql.ADOPTED_AT, Tuple.tuple())
-                .onFailure().invoke(adopted::unknown)
-                .invoke(rows -> tellAdopted(first(rows)))
-                .replaceWithVoid();
+        return Uni.createFrom().deferred(() -> {
+            long asked = adopted.asking();
+            return run(TransferSql.ADOPTED_AT, Tuple.tuple())
+                    .onFailure().invoke(adopted::unknown)
+                    .invoke(rows -> tellAdopted(first(rows), asked));
+        }).replaceWithVoid();
     }
 
-    /** The answering server's {@code adopted_at} ({@code null}: not adopted, or no row) for {@link AdoptedServer}. */
-    private void tellAdopted(Row row) {
-        OffsetDateTime adoptedAt = row == null ? null : row.getOffsetDateTime("adopted_at");
-        adopted.answered(adoptedAt == null ? null : adoptedAt.toInstant());
+    /**
+     * The answering server and its {@code adopted_at} ({@code null}: not adopted) for {@link AdoptedServer}, with when
+     * the question was asked.
+     */
+    private void tellAdopted(Row row, long asked) {
+        adopted.answered(instant(row, "server"), instant(row, "adopted_at"), asked);
+    }
+
+    private static Instant instant(Row row, String column) {
+        OffsetDateTime at = row == null ? null : row.getOffsetDateTime(column);
+        return at == null ? null : at.toInstant();
     }
 
     /**

@@ -427,7 +427,7 @@ final class TransferSql {
      * the epoch's primary key, and only the first one moves rows. A pending transfer scheduled for later than now
      * plus the settle time (which holds the clock-skew bound) stays pending: no claim can have taken it on any server
      * ({@link #CLAIM} waits for {@code execute_at}), so nothing of it is in flight, and it stays cancellable. Answers
-     * the rows moved, or -1 when the server had been adopted already, and when the server was adopted ({@code now()}
+     * the rows moved, or -1 when the server had been adopted already, the server, and when it was adopted ({@code now()}
      * if just now; null when another instance's adoption committed while this statement ran: it is read next round).
      */
     static final String ADOPT_EPOCH = """
@@ -455,11 +455,14 @@ final class TransferSql {
             e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)
                   SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w)
             SELECT CASE WHEN EXISTS (SELECT 1 FROM epoch) THEN (SELECT count(*) FROM w) ELSE -1 END AS moved,
+                   pg_postmaster_start_time() AS server,
                    coalesce((SELECT now() FROM epoch),
                             (SELECT adopted_at FROM database_epochs WHERE started_at = pg_postmaster_start_time())) AS adopted_at""";
 
-    /** When the pipeline adopted the server that answers; no row while it has not ({@link AdoptedServer}). */
-    static final String ADOPTED_AT = "SELECT adopted_at FROM database_epochs WHERE started_at = pg_postmaster_start_time()";
+    /** The server that answers and when the pipeline adopted it (null while it has not): {@link AdoptedServer}. */
+    static final String ADOPTED_AT = """
+            SELECT pg_postmaster_start_time() AS server,
+                   (SELECT adopted_at FROM database_epochs WHERE started_at = pg_postmaster_start_time()) AS adopted_at""";
 
     /**
      * Re-creates a transfer whose row the database lost, from the idempotency record that names it: the same id,

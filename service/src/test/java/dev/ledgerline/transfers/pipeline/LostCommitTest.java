@@ -8,6 +8,7 @@ import dev.ledgerline.transfers.support.RedisStats;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.Statements;
 import dev.ledgerline.transfers.support.TestStack;
+import dev.ledgerline.transfers.transfer.AdoptedServer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.transfer.Claim;
@@ -82,6 +83,9 @@ class LostCommitTest {
 
     @Inject
     RedisCommands redis;
+
+    @Inject
+    AdoptedServer adoptedServer;
 
     @AfterEach
     void healthy() throws Exception {
@@ -290,6 +294,7 @@ class LostCommitTest {
         Awaitility.await("the server was adopted over 3 s ago").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
                 .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time() "
                         + "AND adopted_at < now() - interval '3 seconds'") == 1);
+        instanceSeesTheAdoptedServer();
         // the first replay after sent reads the row and keeps the final transfer in the entry
         Replayed r = sentAndReplayedOnce("kept-", 7_307);
         String alice = r.token(), key = r.key(), body = r.body(), id = r.id();
@@ -487,11 +492,26 @@ class LostCommitTest {
      * database forgets commits only with its server): it is restarted, and the sweeper has adopted it. Rows that
      * became final before are then read by their replays ({@code AdoptedServer}).
      */
-    private static void serverChanged() throws Exception {
+    private void serverChanged() throws Exception {
         TestStack.current().postgres().stop();
         TestStack.current().postgres().startAgain();
         Awaitility.await("the restarted server is adopted").atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
                 .until(() -> Db.count("SELECT count(*) FROM database_epochs WHERE started_at = pg_postmaster_start_time()") == 1);
+        instanceSeesTheAdoptedServer();
+    }
+
+    /**
+     * The adoption in the database is not yet what the instance knows: it learns it from the sweeper's adoption or its
+     * next look, and its change listener, reconnecting meanwhile, must not unlearn it. Only then can a test tell a row
+     * read once per adoption from a row read on every replay.
+     */
+    private void instanceSeesTheAdoptedServer() {
+        Awaitility.await("the instance vouches for the server adopted now").atMost(DEADLINE).pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    Instant seen = adoptedServer.adoptedAt();
+                    return seen != null && seen.equals(((Timestamp) Db.query("SELECT adopted_at FROM database_epochs "
+                            + "WHERE started_at = pg_postmaster_start_time()").get(0).get("adopted_at")).toInstant());
+                });
     }
 
     /** The calls so far of the final-row checks: the one-row probe and the batched one. */

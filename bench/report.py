@@ -275,16 +275,17 @@ w("Where the CPU went in each of those runs (cores used on average over the load
 w("service's JVM, every `postgres` process, the Redis server, the provider stand-in and the machine; the driver reports")
 w("its own process CPU over the measured window; *other* is the rest: other processes on the machine and the kernel's")
 w("unattributed share; service and postgres µs/request divide by every request sent, warm-up included; a `postgres`")
-w("process that exits during a run drops out of the sum, so a small negative value there means ≈ 0):")
+w("process that exits during a run drops out of the sum, so a small negative value there means ≈ 0; *of which background*")
+w("is the part of the postgres cores spent outside client backends: checkpointer, WAL and background writers, autovacuum):")
 w("")
-w("| scenario | rate | service cores | service µs/request | postgres cores | postgres µs/request | redis cores | driver cores | driver µs/request | provider cores | other cores | machine busy (of 2) |")
-w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+w("| scenario | rate | service cores | service µs/request | postgres cores | of which background | postgres µs/request | redis cores | driver cores | driver µs/request | provider cores | other cores | machine busy (of 2) |")
+w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for title, pl, r in measured():
     if "cpu" not in r:
         continue
     c = r["cpu"]
     w(f"| {title} | {pl} ({fmt(r['offered'], 0)}/s) | {c['service']:.2f} | {c['serviceUsPerRequest']:,.0f} | {c['postgres']:.2f} | "
-      f"{c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c.get('driver', 0):.2f} | {fmt(r.get('driverUsPerRequest'), 0)} | "
+      f"{fmt(c.get('postgresBackground'), 2)} | {c['postgresUsPerRequest']:,.0f} | {c['redis']:.2f} | {c.get('driver', 0):.2f} | {fmt(r.get('driverUsPerRequest'), 0)} | "
       f"{c.get('provider', 0):.2f} | {c['other']:.2f} | {c['machine']:.2f} |")
 w("")
 w(f"Duplicates are the provider stand-in's count of references executed more than once (cumulative over the whole run;")

@@ -202,8 +202,18 @@ CLK_TCK=$(getconf CLK_TCK)
 REDIS_PID=$(pgrep -x redis-server | head -1 || true)
 proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 pg_ticks() { local t=0 p; for p in $(pgrep -x postgres); do t=$(( t + $(proc_ticks "$p") )); done; echo "$t"; }
+# the part of pg_ticks that is not a client's backend: the postmasters, checkpointers, WAL and background writers,
+# launchers and autovacuum (by their titles, as ps shows them)
+pg_background_ticks() {
+  local t=0 p
+  for p in $(pgrep -x postgres); do
+    tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -Eq '(checkpointer|writer|launcher|archiver|stats)[[:space:]]*$|autovacuum|bin/postgres ' \
+      && t=$(( t + $(proc_ticks "$p") ))
+  done
+  echo "$t"
+}
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-cpu_snapshot() { echo "$(proc_ticks "${SVC_PID:-0}") $(pg_ticks) $(proc_ticks "${REDIS_PID:-0}") $(busy_ticks) $(date +%s%N) $(proc_ticks "$PROVIDER_PID")"; }
+cpu_snapshot() { echo "$(proc_ticks "${SVC_PID:-0}") $(pg_ticks) $(proc_ticks "${REDIS_PID:-0}") $(busy_ticks) $(date +%s%N) $(proc_ticks "$PROVIDER_PID") $(pg_background_ticks)"; }
 
 # drive OPTION... -> one load by the long-lived driver (Driver serve), its JSON line on stdout
 drive() {
@@ -222,6 +232,7 @@ run_load() {
     ($b | split(" ") | map(tonumber)) as $x | ($a | split(" ") | map(tonumber)) as $y |
     (($y[4] - $x[4]) / 1e9) as $wall | (.requests + .warmup * .offered) as $sentReqs |
     . + {cpu: {wallS: $wall, service: (($y[0] - $x[0]) / $hz / $wall), postgres: (($y[1] - $x[1]) / $hz / $wall),
+               postgresBackground: (($y[6] - $x[6]) / $hz / $wall),
                redis: (($y[2] - $x[2]) / $hz / $wall), machine: (($y[3] - $x[3]) / $hz / $wall),
                provider: (($y[5] - $x[5]) / $hz / $wall), driver: .driverCores,
                serviceUsPerRequest: (($y[0] - $x[0]) / $hz * 1e6 / $sentReqs),
@@ -268,13 +279,17 @@ search() {
   if [ "$BEST" = 0 ]; then BEST=$(echo "$rates" | awk '{print $1}'); log "  $name: even the first step failed; measuring at $BEST/s anyway"; fi
 }
 
+# A measured window starts with no backlog: a search's last step was more than the service could send, and the
+# transfers it left pending would otherwise be sent (and their statements paid) inside the next window.
 measure() { # scenario port name
   local scenario=$1 port=$2 name=$3 half json
+  drained "$scenario"
   sample_load "$name-peak"
   json=$(run_load "$scenario" "$BEST" "$MEASURE_S" "$name" "$port" "$OUT/$name-peak.hgrm")
   echo "$json" | jq -c --arg n "$name" '. + {name: $n, phase: "sustainable"}' >> "$OUT/results.jsonl"
   log "  $name @ $BEST/s (sustainable): $(echo "$json" | jq -c '{achieved, errors, p50, p99, p999, sentPerSec, duplicates, loadavg}')"
   sleep 2
+  drained "$scenario"
   half=$(( BEST / 2 ))
   sample_load "$name-half"
   json=$(run_load "$scenario" "$half" "$MEASURE_S" "$name" "$port" "$OUT/$name-half.hgrm")
@@ -317,6 +332,10 @@ redis_get_limit() {
     print "{\"rps\":" $2 ",\"p50\":" $5 ",\"p99\":" $7 ",\"valueBytes\":" size ",\"connections\":" c ",\"db\":" db ",\"loadavg\":\"" ld "\"}"}' \
     "$OUT/redis-benchmark.csv" > "$OUT/redis-benchmark.json"
   log "  redis-benchmark GET (-c $CONNS -P 1 -d $size, db $REDIS_DB): $(cat "$OUT/redis-benchmark.json")"
+}
+
+drained() { # scenario: the scenarios that create transfers wait until every one of them is final
+  case $1 in new|mix) wait_all_final 120 ;; esac
 }
 
 wait_all_final() { # seconds: until no transfer is pending/processing/reconciling

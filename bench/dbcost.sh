@@ -55,7 +55,7 @@ DATA=$TMP/data
 . bench/private-pg.sh
 cleanup() { as_pg "$BIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true; rm -rf "$TMP"; }
 trap cleanup EXIT
-private_pg_init "$TMP" "$PORT" "min_wal_size = 80MB" "wal_keep_size = 4GB" "max_connections = 100"
+private_pg_init "$TMP" "$PORT" "autovacuum = off" "min_wal_size = 80MB" "wal_keep_size = 4GB" "max_connections = 100"
 as_pg "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w start >/dev/null
 PG="-h 127.0.0.1 -p $PORT -U postgres"
 export PGOPTIONS="-c client_min_messages=warning"

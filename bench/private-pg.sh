@@ -5,9 +5,11 @@
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 # private_pg_init DIR PORT [postgresql.conf line ...]: initdb into DIR/data, listening on 127.0.0.1:PORT and a socket
-# in DIR, pg_stat_statements preloaded, fsync and synchronous_commit on, autovacuum off (as on the machine's server,
-# and so that dead tuples stay countable), shared_buffers and max_wal_size as on the machine's server; then the
-# extra lines.
+# in DIR, pg_stat_statements preloaded, fsync and synchronous_commit on, autovacuum on (as on any primary: without it
+# no table is ever analyzed, and a generic plan the service's connections cached while a partition was empty keeps
+# reading it whole however large it grows; docs/capacity.md, "Plans on the hot partitions"), shared_buffers and
+# max_wal_size as on the machine's server; then the extra lines (a later line wins: "autovacuum = off" to keep dead
+# tuples countable).
 private_pg_init() {
   local dir=$1 port=$2
   shift 2
@@ -22,7 +24,7 @@ unix_socket_directories = '$dir'
 shared_preload_libraries = 'pg_stat_statements'
 fsync = on
 synchronous_commit = on
-autovacuum = off
+autovacuum = on
 shared_buffers = 128MB
 max_wal_size = 1GB
 CONF

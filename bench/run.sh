@@ -5,15 +5,16 @@
 #     QUICK=1 bench/run.sh    # smoke test: tiny rates and 2 s steps, writes bench/out/ only
 #
 # What it does: packages the service, builds bench/driver, calibrates the load generator against a static
-# responder (its own limit, so that no service figure near it is taken for the service's), creates the scratch databases ledgerline_bench
-# (service) and ledgerline_bench_pg (pgbench) on the MACHINE's PostgreSQL (127.0.0.1:5432, user postgres),
+# responder (its own limit, so that no service figure near it is taken for the service's), starts a private
+# PostgreSQL 15 cluster (bench/private-pg.sh: its own port and directory, fsync and synchronous_commit on, autovacuum
+# ON as on any primary) with the scratch databases ledgerline_bench (service) and ledgerline_bench_pg (pgbench),
 # uses the MACHINE's Redis (127.0.0.1:6379) in logical db 5 only (FLUSHDB 5, never FLUSHALL), measures the
 # database limit with pgbench (the service's own INSERT / CLAIM / FENCE with the schema's triggers), starts
 # the packaged service in prod mode against a zero-latency provider stand-in, warms it up, searches each
 # scenario's sustainable rate with an open-model driver and measures it at that rate and at 50 % of it,
 # profiles scenario 1 once with JFR, then runs scenario 5 on a second instance pointed at a Redis port where
 # nothing listens (the database-only path; the machine's Redis is never stopped). Always cleans up: stops
-# every process it started, drops both scratch databases, FLUSHDB 5. Scenario 2 is cross-checked with wrk and set
+# every process it started, stops and deletes the private cluster, FLUSHDB 5. Scenario 2 is cross-checked with wrk and set
 # against redis-benchmark GET throughput on the same Redis in the same run.
 set -euo pipefail
 
@@ -24,8 +25,12 @@ QUICK=${QUICK:-0}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=$JAVA_HOME/bin/java
 JFR_TOOL=${JFR_TOOL:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr}   # 'jfr view' needs JDK 21+
-PGHOST=127.0.0.1; PGPORT=5432; PGUSER=postgres
+# the private cluster's port; the machine's own server (5432) is not used: it runs without autovacuum, which no primary
+# does, and with it off every periodic scan of the open transfers' partial indexes reads each entry ever made there
+PGHOST=127.0.0.1; PGPORT=${BENCH_PG_PORT:-55440}; PGUSER=postgres
 export PGHOST PGPORT PGUSER
+BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_TMP=
 DB=${BENCH_DB:-ledgerline_bench}
 PGB_DB=${BENCH_PG_DB:-ledgerline_bench_pg}
 REDIS_DB=${BENCH_REDIS_DB:-5}
@@ -71,17 +76,19 @@ cleanup() {
       kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
     fi
   done
-  dropdb --if-exists "$DB" 2>/dev/null
-  dropdb --if-exists "$PGB_DB" 2>/dev/null
+  if [ -n "$PG_TMP" ]; then
+    as_pg "$BIN/pg_ctl" -D "$PG_TMP/data" -m fast stop >/dev/null 2>&1
+    rm -rf "$PG_TMP"
+  fi
   redis-cli -h 127.0.0.1 -p 6379 -n "$REDIS_DB" FLUSHDB >/dev/null 2>&1
-  log "cleaned up: processes stopped, $DB and $PGB_DB dropped, redis db $REDIS_DB flushed"
+  log "cleaned up: processes stopped, the private PostgreSQL cluster stopped and deleted, redis db $REDIS_DB flushed"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
 
-for port in $SVC_PORT $SVC2_PORT $PROVIDER_PORT $STATIC_PORT $DRIVER_PORT $DEAD_REDIS_PORT; do
+for port in $SVC_PORT $SVC2_PORT $PROVIDER_PORT $STATIC_PORT $DRIVER_PORT $DEAD_REDIS_PORT $PGPORT; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
-    echo "port $port is in use; set SVC_PORT/SVC2_PORT/PROVIDER_PORT/STATIC_PORT/DRIVER_PORT/DEAD_REDIS_PORT" >&2; exit 1
+    echo "port $port is in use; set SVC_PORT/SVC2_PORT/PROVIDER_PORT/STATIC_PORT/DRIVER_PORT/DEAD_REDIS_PORT/BENCH_PG_PORT" >&2; exit 1
   fi
 done
 
@@ -120,8 +127,16 @@ sample_load quiet-check
 
 # ---------------------------------------------------------------- servers
 redis-cli -h 127.0.0.1 -p 6379 -n "$REDIS_DB" FLUSHDB >/dev/null
-dropdb --if-exists "$DB"; createdb "$DB"
-dropdb --if-exists "$PGB_DB"; createdb "$PGB_DB"
+. bench/private-pg.sh
+PG_TMP=$(mktemp -d /tmp/bench-pg.XXXXXX)
+private_pg_init "$PG_TMP" "$PGPORT" "autovacuum = on" "max_connections = 100"
+as_pg "$BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w start >/dev/null
+PG_MASTER=$(head -1 "$PG_TMP/data/postmaster.pid")
+psql -X -q -t -A -d postgres -c "select name || '=' || setting from pg_settings where name in
+  ('server_version', 'fsync', 'synchronous_commit', 'autovacuum', 'shared_buffers', 'max_wal_size') order by 1" > "$OUT/pg-settings.txt"
+log "private PostgreSQL on 127.0.0.1:$PGPORT: $(tr '\n' ' ' < "$OUT/pg-settings.txt")"
+createdb "$DB"
+createdb "$PGB_DB"
 
 psql_q() { psql -X -q -t -A -d "$DB" -c "$1"; }
 
@@ -165,7 +180,7 @@ start_service() { # port redis-url log [extra jvm args...]
   env -i PATH="$PATH" HOME="$HOME" \
     QUARKUS_HTTP_PORT="$port" \
     QUARKUS_MANAGEMENT_PORT="$((port + 1))" \
-    QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:5432/$DB" \
+    QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:$PGPORT/$DB" \
     QUARKUS_DATASOURCE_USERNAME=postgres \
     QUARKUS_REDIS_HOSTS="$redis" "${EXTRA_ENV[@]}" \
     LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \
@@ -201,12 +216,14 @@ provider_dups() { curl -fsS "http://127.0.0.1:$PROVIDER_PORT/provider/stats" | j
 CLK_TCK=$(getconf CLK_TCK)
 REDIS_PID=$(pgrep -x redis-server | head -1 || true)
 proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-pg_ticks() { local t=0 p; for p in $(pgrep -x postgres); do t=$(( t + $(proc_ticks "$p") )); done; echo "$t"; }
+# the private cluster's processes: its postmaster and every process it started
+pg_pids() { echo "$PG_MASTER"; pgrep -P "$PG_MASTER"; }
+pg_ticks() { local t=0 p; for p in $(pg_pids); do t=$(( t + $(proc_ticks "$p") )); done; echo "$t"; }
 # the part of pg_ticks that is not a client's backend: the postmasters, checkpointers, WAL and background writers,
 # launchers and autovacuum (by their titles, as ps shows them)
 pg_background_ticks() {
   local t=0 p
-  for p in $(pgrep -x postgres); do
+  for p in $(pg_pids); do
     tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -Eq '(checkpointer|writer|launcher|archiver|stats)[[:space:]]*$|autovacuum|bin/postgres ' \
       && t=$(( t + $(proc_ticks "$p") ))
   done

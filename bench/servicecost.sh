@@ -162,7 +162,7 @@ pgb_cpu=$(echo "$c0 $c1 $pgb_runs $per $TICK" | awk '{printf "%.0f", ($2 - $1) /
   echo "# Service database cost, $STAMP"
   echo
   echo "\`bench/servicecost.sh $*\` — RATE=\"$RATE\" OWNERS=$OWNERS PG_CPUS=${PG_CPUS:-} SVC_CPUS=${SVC_CPUS:-} SECS=$SECS ROUNDS=$ROUNDS WARM_S=$WARM_S, private PostgreSQL 15"
-  echo "(fsync on, pg_stat_statements track=top, autovacuum off), 1-minute load at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo "(fsync on, pg_stat_statements track=top, autovacuum on), 1-minute load at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "Per transfer that reached \`sent\` in the window (mean over the rounds):"
   echo
   echo "| variant | settings | offered req/s | achieved req/s | sent/s ÷ pgbench | p50 ms | p99 ms | errors | statements | commits | fences per batch | rows written | WAL bytes | statement time ms | postgres CPU µs | service CPU µs | postgres cores | service cores |"

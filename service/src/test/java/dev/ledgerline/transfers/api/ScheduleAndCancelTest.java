@@ -116,7 +116,9 @@ class ScheduleAndCancelTest {
                 .body("errors[0].message", equalTo("must be at most 365 days ahead"));
 
         // with an offset, a year less a day ahead, and null (at once)
-        String far = "\"" + OffsetDateTime.now(ZoneOffset.ofHours(2)).plusDays(364).truncatedTo(ChronoUnit.SECONDS) + "\"";
+        // formatted, not toString(): OffsetDateTime.toString() leaves the seconds out when they are :00, once a minute
+        String far = "\"" + DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(
+                OffsetDateTime.now(ZoneOffset.ofHours(2)).plusDays(364).truncatedTo(ChronoUnit.SECONDS)) + "\"";
         String farId = Api.post(alice, newKey(), scheduledBody(3201, far)).then().statusCode(201).extract().path("id");
         cancel(alice, farId).then().statusCode(200);
         Api.post(alice, newKey(), scheduledBody(3202, "null")).then().statusCode(201).body("executeAt", nullValue());

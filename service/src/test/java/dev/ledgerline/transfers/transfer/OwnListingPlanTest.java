@@ -36,9 +36,11 @@ class OwnListingPlanTest {
     static void fill() throws Exception {
         db = OwnPostgres.start().migrate(OwnPostgres.SUPERUSER);
         try (Connection c = db.connect(OwnPostgres.SUPERUSER); Statement st = c.createStatement()) {
-            // the rows reach 11 hours back: shortly after midnight (UTC) that is yesterday, which the migrations'
-            // partitions do not cover; the retention job's function makes the missing days, as it would in service
-            st.execute("SELECT ledgerline_create_transfer_partitions(now() - interval '12 hours', now(), "
+            // the rows reach 40,000 s (11 h 7 min) back: before 11:07 (UTC) that is yesterday, which the migrations'
+            // partitions do not cover; the retention job's function makes the missing days, as it would in service.
+            // Exactly the days the rows reach: a day made beyond them would be an empty partition, which the planner
+            // rightly reads by a Seq Scan of its no pages (with 12 hours, every day from 11:07 to 12:00)
+            st.execute("SELECT ledgerline_create_transfer_partitions(now() - interval '40000 seconds', now(), "
                     + "interval '1 day', 10, interval '5 seconds')");
             st.execute("""
                     INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban,

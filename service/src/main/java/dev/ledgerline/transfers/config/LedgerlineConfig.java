@@ -449,6 +449,13 @@ public interface LedgerlineConfig {
         /** How long a request waits for PostgreSQL before answering 503 (the write may still commit: retry with the key). */
         @WithDefault("PT5S")
         Duration timeout();
+
+        /**
+         * How often each instance looks at how long the planner statistics of the busy tables have been due for an
+         * {@code ANALYZE} ({@code ops.StatisticsWatch}, read by the scheduler).
+         */
+        @WithDefault("60s")
+        Duration statisticsCheckEvery();
     }
 
     /** The dev/test default of {@code ledgerline.idempotency.reference-secret}; prod refuses it. */

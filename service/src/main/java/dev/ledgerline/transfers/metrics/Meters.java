@@ -62,6 +62,11 @@ public enum Meters {
     TRANSFERS_PARKED("ledgerline.transfers.parked",
             "Transfers parked in reconciling: the reconciler stopped trying, an operator must check and resume them", List.of()),
 
+    DATABASE_STATISTICS_DUE("ledgerline.database.statistics.due", "seconds",
+            "How long the planner statistics of a partition of transfers or transfer_events, or of transfer_keys, have"
+                    + " been due for an ANALYZE that has not come (0: none is due); grows while autovacuum is off or behind",
+            List.of()),
+
     // admission and the duplicate decision
     TRANSFERS_REQUESTS("ledgerline.transfers.requests",
             "POST /v1/transfers answers by outcome; conflict means a retry arrived while the first request was in flight",

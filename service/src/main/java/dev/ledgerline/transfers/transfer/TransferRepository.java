@@ -387,6 +387,18 @@ public class TransferRepository {
     }
 
     /** The open (not sent or failed) transfers per status that has any, with each status's oldest age and parked count. */
+    /** The statistics of the tables the hot statements are planned from ({@link TransferSql#STATISTICS}). */
+    public Uni<List<TableStatistics>> statistics() {
+        return run(TransferSql.STATISTICS, Tuple.tuple()).map(rows -> {
+            List<TableStatistics> tables = new ArrayList<>();
+            for (Row row : rows) {
+                tables.add(new TableStatistics(row.getLong("relid"), row.getString("name"), row.getLong("analyzes"),
+                        row.getBoolean("due")));
+            }
+            return tables;
+        });
+    }
+
     public Uni<List<Open>> open() {
         return run(TransferSql.OPEN, Tuple.tuple()).map(rows -> {
             List<Open> open = new ArrayList<>();
@@ -397,10 +409,6 @@ public class TransferRepository {
             return open;
         });
     }
-
-
-
-
 
     private static List<Transfer> transfers(RowSet<Row> rows) {
         List<Transfer> transfers = new ArrayList<>();

@@ -555,6 +555,21 @@ final class TransferSql {
              ORDER BY created_at DESC, id DESC
              LIMIT $5""";
 
+    /**
+     * The tables whose statistics the hot statements are planned from (every attached partition of {@code transfers}
+     * and of {@code transfer_events}, and {@code transfer_keys}), each with the number of analyzes it has had and
+     * whether it has changed by more rows since the last one than the server's autovacuum settings let pass before
+     * analyzing it again ({@code autovacuum_analyze_threshold} plus {@code autovacuum_analyze_scale_factor} of its rows).
+     */
+    static final String STATISTICS = """
+            SELECT s.relid::bigint AS relid, s.relname::text AS name, s.analyze_count + s.autoanalyze_count AS analyzes,
+                   s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
+                       + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0) AS due
+              FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+             WHERE s.relid IN (SELECT relid FROM pg_partition_tree('transfers') WHERE isleaf
+                               UNION ALL SELECT relid FROM pg_partition_tree('transfer_events') WHERE isleaf
+                               UNION ALL SELECT 'transfer_keys'::regclass)""";
+
     /** The database server's clock, for {@code ClockWatch}: the deadlines the claim fixes are in its time. */
     static final String DATABASE_CLOCK = "SELECT clock_timestamp() AS now";
 

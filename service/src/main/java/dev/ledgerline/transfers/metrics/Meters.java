@@ -43,6 +43,10 @@ public enum Meters {
                     + "refused an unexplained 4xx",
             List.of("outcome"), List.of(List.of("unknown"), List.of("refused"), List.of("completed"), List.of("rejected"))),
     PROVIDER_SEND_LATENCY("ledgerline.provider.send.latency", null, List.of()),
+    PROVIDER_BREAKER_OPEN("ledgerline.provider.breaker.open",
+            "1 while the provider breaker of sends or of lookups is open or half-open: calls are refused without reaching "
+                    + "the provider, and new sends wait",
+            List.of("breaker")),
     RECONCILIATIONS("ledgerline.reconciliations",
             "Reconciler lookups at the provider by result; lookup_error means the provider's lookup failed too, parked that "
                     + "a transfer waits for an operator",

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
+import dev.ledgerline.transfers.support.Metrics;
 import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.Sandbox;
 import dev.ledgerline.transfers.support.TestStack;
@@ -28,6 +29,7 @@ import java.util.UUID;
 import static dev.ledgerline.transfers.support.Api.as;
 import static dev.ledgerline.transfers.support.Api.writer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -168,6 +170,7 @@ class PipelineTest {
         }
         Awaitility.await("the provider breaker opens").atMost(DEADLINE)
                 .until(() -> breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN);
+        assertEquals(1.0, Metrics.sum("ledgerline_provider_breaker_open", "breaker=\"send\""), "the breaker's gauge says so");
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ANY(?::uuid[]) AND status IN ('failed', 'sent')",
                 (Object) ids.toArray(String[]::new)), "a provider outage never fails a transfer");
 
@@ -177,6 +180,13 @@ class PipelineTest {
             assertEquals("sent", Await.dbStatus(id));
             Sandbox.exactlyOneExecution(id);
         }
+        Awaitility.await("and back at 0 once the breaker closed").atMost(DEADLINE)
+                .until(() -> Metrics.sum("ledgerline_provider_breaker_open", "breaker=\"send\"") == 0.0);
+        // the per-call meters of the REST client and of fault tolerance are off: the gauge and the service's own
+        // provider meters are what is exported
+        String page = Metrics.scrape();
+        assertTrue(page.contains("ledgerline_provider_send_total{"), "the service's own meter of sends");
+        assertFalse(page.contains("\nft_") || page.contains("\nhttp_client_requests"), "no ft_* or http_client_* meters");
     }
 
     /**

@@ -65,7 +65,6 @@ public enum Meters {
             "Age of the oldest transfer not yet sent or failed, parked ones aside", List.of()),
     TRANSFERS_PARKED("ledgerline.transfers.parked",
             "Transfers parked in reconciling: the reconciler stopped trying, an operator must check and resume them", List.of()),
-
     DATABASE_STATISTICS_DUE("ledgerline.database.statistics.due", "seconds",
             "How long the planner statistics of a partition of transfers or transfer_events, or of transfer_keys, have"
                     + " been due for an ANALYZE that has not come (0: none is due); grows while autovacuum is off or behind",

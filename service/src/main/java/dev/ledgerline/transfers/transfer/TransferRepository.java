@@ -386,7 +386,6 @@ public class TransferRepository {
         return run(TransferSql.COUNT_PENDING, Tuple.of(upTo)).map(rows -> first(rows).getLong("n"));
     }
 
-    /** The open (not sent or failed) transfers per status that has any, with each status's oldest age and parked count. */
     /** The statistics of the tables the hot statements are planned from ({@link TransferSql#STATISTICS}). */
     public Uni<List<TableStatistics>> statistics() {
         return run(TransferSql.STATISTICS, Tuple.tuple()).map(rows -> {
@@ -399,6 +398,7 @@ public class TransferRepository {
         });
     }
 
+    /** The open (not sent or failed) transfers per status that has any, with each status's oldest age and parked count. */
     public Uni<List<Open>> open() {
         return run(TransferSql.OPEN, Tuple.tuple()).map(rows -> {
             List<Open> open = new ArrayList<>();

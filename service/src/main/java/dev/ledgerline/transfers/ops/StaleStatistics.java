@@ -26,7 +26,7 @@ final class StaleStatistics {
     private record Seen(long analyzes, long dueSince, boolean due) {
     }
 
-    private final Map<Long, Seen> tables = new HashMap<>();
+    private Map<Long, Seen> tables = new HashMap<>();
 
     /** Takes one look, made at {@code nowNanos} ({@link System#nanoTime()}), and answers the table due longest. */
     Longest look(List<TableStatistics> now, long nowNanos) {
@@ -35,16 +35,15 @@ final class StaleStatistics {
         long longest = 0;
         for (TableStatistics t : now) {
             Seen before = tables.get(t.relid());
-            boolean analyzedSince = before == null || before.analyzes() != t.analyzes();
-            long since = !t.due() ? 0 : (before != null && before.due() && !analyzedSince) ? before.dueSince() : nowNanos;
+            boolean stillDue = before != null && before.due() && before.analyzes() == t.analyzes();
+            long since = !t.due() ? 0 : stillDue ? before.dueSince() : nowNanos;
             next.put(t.relid(), new Seen(t.analyzes(), since, t.due()));
             if (t.due() && (longestName == null || nowNanos - since > longest)) {
                 longestName = t.name();
                 longest = nowNanos - since;
             }
         }
-        tables.clear();
-        tables.putAll(next);
+        tables = next;
         return new Longest(longestName, longest);
     }
 }

@@ -62,12 +62,12 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     /**
-     * Starts a Redis Cluster node on a free loopback port: cluster mode on, no slots and no peers yet (the
-     * caller joins the nodes). Its cluster state file lives in its own directory, so a restart keeps its
+     * Starts a Redis Cluster node on a free loopback port whose bus port is free too ({@link FreePorts#findWithBus}):
+     * cluster mode on, no slots and no peers yet (the caller joins the nodes). Its cluster state file lives in its own directory, so a restart keeps its
      * identity and role, as a real node's would.
      */
     public static LocalRedis startClusterNode(Duration nodeTimeout) throws IOException {
-        return clusterNode(FreePorts.find(), Files.createTempDirectory("ledgerline-redis-cluster-"), nodeTimeout);
+        return clusterNode(FreePorts.findWithBus(), Files.createTempDirectory("ledgerline-redis-cluster-"), nodeTimeout);
     }
 
     /**

@@ -46,12 +46,25 @@ class FreePortsTest {
     }
 
     @Test
+    void aClusterNodesPortIsSkippedWhenItsBusPortIsHeld() throws IOException {
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "11000");
+        int first = FreePorts.find();
+        int next = first + 1 < 12_000 ? first + 1 : 11_000;
+        // a listener on the bus port of the port that comes next, as the test HTTP port once was (21081 for 11081)
+        try (ServerSocket bus = new ServerSocket(next + FreePorts.BUS_OFFSET, 1, InetAddress.getLoopbackAddress())) {
+            int found = FreePorts.findWithBus();
+            assertNotEquals(next, found, "a node there could not bind its bus port " + (next + FreePorts.BUS_OFFSET));
+            assertTrue(found >= 11_000 && found < 12_000, "still the window: " + found);
+        }
+    }
+
+    @Test
     void withoutAWindowTheKernelPicksAndABadWindowIsRefused() throws IOException {
         int port = FreePorts.find();
         assertTrue(port > 0);
         System.setProperty(FreePorts.WINDOW_PROPERTY, "30000");
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, FreePorts::find);
-        assertEquals(FreePorts.WINDOW_PROPERTY + " must be a port from 1024 to 21768, not '30000'", refused.getMessage(),
+        assertEquals(FreePorts.WINDOW_PROPERTY + " must be a port from 10000 to 21768, not '30000'", refused.getMessage(),
                 "a window whose cluster bus ports would reach the ephemeral range");
     }
 }

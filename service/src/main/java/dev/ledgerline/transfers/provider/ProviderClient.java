@@ -1,5 +1,8 @@
 package dev.ledgerline.transfers.provider;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -39,9 +42,11 @@ public class ProviderClient implements PaymentProvider {
     public static final String LOOKUP_BREAKER = "provider-lookup";
 
     private final ProviderRestClient rest;
+    private final ObjectWriter paymentJson;
 
-    public ProviderClient(@RestClient ProviderRestClient rest) {
+    public ProviderClient(@RestClient ProviderRestClient rest, ObjectMapper json) {
         this.rest = rest;
+        this.paymentJson = json.writerFor(ProviderRestClient.PaymentBody.class);
     }
 
     @Override
@@ -53,7 +58,7 @@ public class ProviderClient implements PaymentProvider {
         var body = new ProviderRestClient.PaymentBody(order.amount(), order.currency(),
                 new ProviderRestClient.PaymentBody.Destination(order.iban(), order.name()));
         // deferred: built when the bulkhead lets it through, and DeadlineFilter checks the deadline as it is written
-        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), body))
+        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), json(body)))
                 .map(ProviderClient::toSendResult);
     }
 
@@ -64,6 +69,15 @@ public class ProviderClient implements PaymentProvider {
     @Bulkhead
     public Uni<LookupResult> lookup(String reference) {
         return rest.lookup(reference).map(ProviderClient::toLookupResult);
+    }
+
+    private byte[] json(ProviderRestClient.PaymentBody body) {
+        try {
+            return paymentJson.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            // a record of a number and strings: not expected; if it happens, nothing left the process
+            throw new SendNotWrittenException("the send's body could not be written: " + e.getMessage());
+        }
     }
 
     static SendResult toSendResult(Response response) {

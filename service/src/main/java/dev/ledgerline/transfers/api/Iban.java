@@ -1,9 +1,13 @@
 package dev.ledgerline.transfers.api;
 
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /** IBAN normalisation and the ISO 13616 mod-97 check. */
 final class Iban {
+
+    /** Compiled once: {@code String.matches} compiles its pattern on every call. */
+    private static final Pattern SHAPE = Pattern.compile("[A-Z]{2}[0-9]{2}[A-Z0-9]+");
 
     private Iban() {
     }
@@ -22,7 +26,7 @@ final class Iban {
         if (iban.length() < 15 || iban.length() > 34) {
             return "must be 15 to 34 characters";
         }
-        if (!iban.matches("[A-Z]{2}[0-9]{2}[A-Z0-9]+")) {
+        if (!SHAPE.matcher(iban).matches()) {
             return "must be a country code, two check digits and letters or digits";
         }
         String rearranged = iban.substring(4) + iban.substring(0, 4);

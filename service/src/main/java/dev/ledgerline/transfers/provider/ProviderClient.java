@@ -1,8 +1,8 @@
 package dev.ledgerline.transfers.provider;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectWriter;
 import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -11,6 +11,9 @@ import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 
 /**
  * The provider adapter with its fault tolerance. It decides what is definitive and what is not (as
@@ -42,11 +45,11 @@ public class ProviderClient implements PaymentProvider {
     public static final String LOOKUP_BREAKER = "provider-lookup";
 
     private final ProviderRestClient rest;
-    private final ObjectWriter paymentJson;
+    private final JsonFactory json;
 
     public ProviderClient(@RestClient ProviderRestClient rest, ObjectMapper json) {
         this.rest = rest;
-        this.paymentJson = json.writerFor(ProviderRestClient.PaymentBody.class);
+        this.json = json.getFactory();
     }
 
     @Override
@@ -55,10 +58,8 @@ public class ProviderClient implements PaymentProvider {
     @CircuitBreakerName(SEND_BREAKER)
     @Bulkhead
     public Uni<SendResult> send(PaymentOrder order) {
-        var body = new ProviderRestClient.PaymentBody(order.amount(), order.currency(),
-                new ProviderRestClient.PaymentBody.Destination(order.iban(), order.name()));
         // deferred: built when the bulkhead lets it through, and DeadlineFilter checks the deadline as it is written
-        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), json(body)))
+        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), body(order)))
                 .map(ProviderClient::toSendResult);
     }
 
@@ -71,13 +72,27 @@ public class ProviderClient implements PaymentProvider {
         return rest.lookup(reference).map(ProviderClient::toLookupResult);
     }
 
-    private byte[] json(ProviderRestClient.PaymentBody body) {
-        try {
-            return paymentJson.writeValueAsBytes(body);
-        } catch (JsonProcessingException e) {
-            // a record of a number and strings: not expected; if it happens, nothing left the process
+    /**
+     * The send's body ({@code PaymentRequest} in {@code provider-api.yaml}) written field by field: the REST client's
+     * own Jackson writer looked the method's annotations up by reflection on every call ({@code @JsonView}), and
+     * data binding a record reflects on its accessors; the generator escapes every string as they do.
+     */
+    byte[] body(PaymentOrder order) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(192);
+        try (JsonGenerator out = json.createGenerator(bytes)) {
+            out.writeStartObject();
+            out.writeNumberField("amount", order.amount());
+            out.writeStringField("currency", order.currency());
+            out.writeObjectFieldStart("destination");
+            out.writeStringField("iban", order.iban());
+            out.writeStringField("name", order.name());
+            out.writeEndObject();
+            out.writeEndObject();
+        } catch (IOException e) {
+            // into memory: not expected; if it happens, nothing left the process
             throw new SendNotWrittenException("the send's body could not be written: " + e.getMessage());
         }
+        return bytes.toByteArray();
     }
 
     static SendResult toSendResult(Response response) {

@@ -34,17 +34,7 @@ public interface ProviderRestClient {
      */
     String NOT_AFTER = "Ledgerline-Not-After";
 
-    /** A send's JSON body; {@link ProviderClient} writes it to bytes itself. */
-    record PaymentBody(long amount, String currency, Destination destination) {
-        public record Destination(String iban, String name) {
-        }
-    }
-
-    /**
-     * {@code body} is {@link PaymentBody} as JSON bytes: the client's own Jackson writer looks the method's
-     * annotations up by reflection on every call ({@code @JsonView}), a twentieth of a new transfer's CPU with the
-     * rest of its work, where a writer made once writes the same bytes.
-     */
+    /** {@code body} is the send's JSON, {@code PaymentRequest} in {@code provider-api.yaml} ({@link ProviderClient#body}). */
     @POST
     Uni<Response> send(@HeaderParam("Idempotency-Key") String reference, @HeaderParam(NOT_AFTER) String notAfter,
                        byte[] body);

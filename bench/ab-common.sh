@@ -16,13 +16,13 @@
 # Per service K the caller's arrays: NAMES (label), SVCS (pid), HTTP (port), DBS (database, empty: no PostgreSQL
 # counts), LOGS (its log: ERROR lines are counted per window), READY (a URL that answers 2xx once it is up), REQ
 # (the driver's request options: words without spaces).
-# Env: ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
+# Env: ROUNDS (3) SECS (10) WARM_S (30) WARM_NEW_S (WARM_S: the new transfers' warm-up) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and PostgreSQL + Redis + the driver + the
 # stand-ins) HEAD_APP (this tree's service/target/quarkus-app) JAVA_HOME (OpenJDK 17).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
-ROUNDS=${ROUNDS:-3}; SECS=${SECS:-10}; WARM_S=${WARM_S:-30}; SEED=${SEED:-2000}
+ROUNDS=${ROUNDS:-3}; SECS=${SECS:-10}; WARM_S=${WARM_S:-30}; WARM_NEW_S=${WARM_NEW_S:-$WARM_S}; SEED=${SEED:-2000}
 PORT=${PORT:-55434}; REDIS_PORT=${REDIS_PORT:-16479}; HTTP_BASE=${HTTP_BASE:-18400}
 OUT=${OUT:-$ROOT/bench/out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -137,9 +137,9 @@ redis_floor() { # Redis's own CPU per plain GET of a value the size of a final e
   done
 }
 
-prepare_ledgerline() { # K: WARM_S s of new transfers, SEED transfers under keys seed-N, all of them `sent`
+prepare_ledgerline() { # K: WARM_NEW_S s of new transfers, SEED transfers under keys seed-N, all of them `sent`
   local k=$1 url="http://127.0.0.1:${HTTP[$1]}"
-  drive --model=closed --url="$url" --key="$KEYS/private.pk8" --scenario=new --duration="$WARM_S" --connections=8 \
+  drive --model=closed --url="$url" --key="$KEYS/private.pk8" --scenario=new --duration="$WARM_NEW_S" --connections=8 \
     --prefix="warm-$STAMP-$k" --label=warm >/dev/null
   "${SHORT_JVM[@]}" seed --url="$url" --key="$KEYS/private.pk8" --count="$SEED" --prefix=seed --ids="$TMP/ids-$k" >/dev/null
   for _ in $(seq 1 120); do
@@ -159,21 +159,25 @@ window() { # K SCENARIO CONNECTIONS ROUND
   local n0 n1 s0 s1 r0 r1 p0 p1 t0 t1 i0 e0 e1 js
   # the second before the window: the service's own CPU while nothing is sent to it (what an earlier load left running)
   i0=$(ticks "${SVCS[$k]}"); sleep 1
+  read -r j0 g0 _ < <(python3 bench/threads.py "${SVCS[$k]}")
   n0=$(sent_total "$db"); s0=$(ticks "${SVCS[$k]}"); r0=$(ticks "$REDIS_PID"); p0=$(pg_ticks); e0=$(log_errors "${LOGS[$k]}"); t0=$(date +%s%N)
   js=$(drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario="$scenario" \
     --seed-prefix=seed --seed-count="$SEED" --prefix="r$round-$c-$STAMP" --duration="$SECS" --warmup=2 --connections="$c" \
     --label="${NAMES[$k]}")
   [ "$scenario" = new ] && sleep 2   # the window's last sends and fences
   t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); r1=$(ticks "$REDIS_PID"); p1=$(pg_ticks); n1=$(sent_total "$db"); e1=$(log_errors "${LOGS[$k]}")
+  read -r j1 g1 _ < <(python3 bench/threads.py "${SVCS[$k]}")
   # CPU over the whole span (warm-up seconds and the drain included) per answer over the same span: the window's
   # answers scaled by span / window
   echo "$js" | jq -c --arg name "${NAMES[$k]}" --arg scenario "$scenario" --argjson round "$round" \
       --argjson span "$(( (t1 - t0) / 1000000 ))" --argjson svc "$(( s1 - s0 ))" --argjson redis "$(( r1 - r0 ))" \
       --argjson pg "$(( p1 - p0 ))" --argjson sent "$(( n1 - n0 ))" --argjson hz "$TICK" --arg load "$(load1)" \
-      --argjson idle "$(( s0 - i0 ))" --argjson logErrors "$(( e1 - e0 ))" \
+      --argjson idle "$(( s0 - i0 ))" --argjson logErrors "$(( e1 - e0 ))" --argjson jit "$(( j1 - j0 ))" --argjson gc "$(( g1 - g0 ))" \
       '. + {name: $name, scenario: $scenario, round: $round, spanMs: $span, sent: $sent, load: $load,
             svcUs: ($svc / $hz * 1e6 / (.achieved * $span / 1000)), redisUs: ($redis / $hz * 1e6 / (.achieved * $span / 1000)),
             pgUs: ($pg / $hz * 1e6 / (.achieved * $span / 1000)), svcCores: ($svc / $hz / ($span / 1000)),
+            jitUs: ($jit / $hz * 1e6 / (.achieved * $span / 1000)), gcUs: ($gc / $hz * 1e6 / (.achieved * $span / 1000)),
+            svcNoJitUs: (([$svc - $jit, 0] | max) / $hz * 1e6 / (.achieved * $span / 1000)),
             idleCoresBefore: ($idle / $hz), logErrors: $logErrors}' >> "$JSONL"
-  tail -1 "$JSONL" | jq -r --arg pfx "$PFX" '"\($pfx): round \(.round) \(.name) \(.scenario) c\(.connections): \(.achieved | round)/s p50 \(.p50) p99 \(.p99) ms, service \(.svcUs | round) µs, redis \(.redisUs * 10 | round / 10) µs, errors \(.errors), idle before \(.idleCoresBefore) cores, load \(.load)"' >&2
+  tail -1 "$JSONL" | jq -r --arg pfx "$PFX" '"\($pfx): round \(.round) \(.name) \(.scenario) c\(.connections): \(.achieved | round)/s p50 \(.p50) p99 \(.p99) ms, service \(.svcUs | round) µs (JIT \(.jitUs | round), GC \(.gcUs | round)), redis \(.redisUs * 10 | round / 10) µs, errors \(.errors), idle before \(.idleCoresBefore) cores, load \(.load)"' >&2
 }

@@ -97,7 +97,8 @@ print(f"Closed loops (`Driver load --model=closed`), private PostgreSQL 15 and R
 print("Each cell: min–max over the rounds; B/A: the ratio of the means over the rounds.\n")
 print("| path | measure | A | B | B/A |\n|---|---|---:|---:|---:|")
 measures = [("answers/s", "achieved", 0), ("p50 ms", "p50", 2), ("p99 ms", "p99", 2),
-            ("service CPU µs/request", "svcUs", 0), ("Redis CPU µs/request", "redisUs", 1)]
+            ("service CPU µs/request", "svcUs", 0), ("of it the JIT compiler's", "jitUs", 0),
+            ("service CPU µs/request without the JIT's", "svcNoJitUs", 0), ("Redis CPU µs/request", "redisUs", 1)]
 for scenario, c in (("replay", 32), ("replay", 4), ("new", 32)):
     sel = [r for r in rows if r["scenario"] == scenario and r.get("connections") == c and r["round"] > 0]
     extra = [("PostgreSQL CPU µs/request", "pgUs", 0), ("reached sent in the window", "sent", 0)] if scenario == "new" else []

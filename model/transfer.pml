@@ -144,6 +144,11 @@
  *                                                                 reconciling, version+1, claim_token=NULL,
  *                                                                 send_not_after=greatest(send_not_after,
  *                                                                   now()+send window)  (row_claim = claims)
+ *   unseen retry (Failover proc)  IdempotencyService#insertOrFind  Redis did not answer and the key has no
+ *                                  (unseen)                        row: TransferSql INSERT_LOOKUP_FIRST, the
+ *                                                                 derived provider_reference, 'reconciling',
+ *                                                                 send_not_after = greatest(now(), adoption
+ *                                                                   + send window) (the server changed)
  *   re-create (Failover proc)     IdempotencyService#recreate    the Redis entry names a row that is gone:
  *                                  (the cache_stale path)          TransferRepository INSERT_RECOVERED, same
  *                                                                 id, same derived provider_reference
@@ -249,6 +254,9 @@
  *     MUTANT_RECREATE_WITHOUT_WINDOW  reconciling, send_not_after NULL: looked
  *         up before the earlier execution shows (or before a request still in
  *         flight executes)                                              P1
+ *     MUTANT_UNSEEN_PENDING  the retry's Redis read does not answer, so nothing
+ *         names the lost row, and the key's row is inserted pending, as any
+ *         new one: sent again at once                                   P1
  *
  * PROVIDER_CLOCK_BEHIND -- the provider's clock is behind PostgreSQL's.  Its
  *   deadline check is its own event: D_k passes on the provider's clock at or
@@ -1330,6 +1338,15 @@ end_clock:
 /* same id, derived reference, reconciling, send_not_after = now() + window  */
 #define RECREATE status = RECONCILING; row_claim = claims
 #endif
+#ifdef MUTANT_UNSEEN_PENDING
+/* the key's row inserted as any new one: pending, claimed and sent at once  */
+#define RECREATE_UNSEEN status = PENDING; row_claim = 0
+#else
+/* INSERT_LOOKUP_FIRST: reconciling; send_not_after = greatest(now(), the
+   adoption + send window), past the deadline of every claim the old server
+   took, or now() + window while the server is not adopted yet              */
+#define RECREATE_UNSEEN status = RECONCILING; row_claim = claims
+#endif
 #ifdef MUTANT_ADOPT_WITHOUT_WINDOW
 #define ADOPT_PUSH skip
 #else
@@ -1374,6 +1391,15 @@ end_failover:
        version = 0; row_tok = 0; RECREATE; gens++; row_gen = gens;
        if :: executions > 0 -> recreated_paid = 1 :: else -> skip fi;
        printf("@ client retries: row re-created %e v0 (#%d)\n", status, row_gen) }
+#ifndef MUTANT_RECREATE_FRESH
+  /* the client retries and its read of the Redis entry does not answer: the
+     database path finds no row for the key and inserts one (a new id, the
+     reference derived from the intent) for a lookup first                    */
+  :: atomic { status == ABSENT ->
+       version = 0; row_tok = 0; RECREATE_UNSEEN; gens++; row_gen = gens;
+       if :: executions > 0 -> recreated_paid = 1 :: else -> skip fi;
+       printf("@ client retries, Redis does not answer: row inserted %e v0 (#%d)\n", status, row_gen) }
+#endif
   od
 }
 #endif

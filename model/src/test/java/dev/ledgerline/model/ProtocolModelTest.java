@@ -194,6 +194,9 @@ class ProtocolModelTest {
             defines(LC, "MUTANT_RECREATE_PENDING"), P1, List.of());
     static final Variant LC_RECREATE_WITHOUT_WINDOW = Variant.mutant("lc-recreate-without-window",
             defines(LC, "MUTANT_RECREATE_WITHOUT_WINDOW"), P1, List.of());
+    /** The retry whose Redis read did not answer, before: the key's row inserted pending, as any new one. */
+    static final Variant LC_UNSEEN_PENDING = Variant.mutant("lc-unseen-pending", defines(LC, "MUTANT_UNSEEN_PENDING"), P1,
+            List.of());
 
     static final String PCB = "PROVIDER_CLOCK_BEHIND";
     /** Settle includes the skew bound, and no claim while the measured offset exceeds it. */
@@ -226,7 +229,7 @@ class ProtocolModelTest {
             RESEND_WITHOUT_LOOKUP, CLAIM_WITHOUT_EXPECTED_VERSION, NO_EXPIRE_LEASES,
             LOST_COMMIT, CLOCK_BEHIND, KEY_EXPIRY,
             LC_FENCE_WITHOUT_TOKEN, LC_NO_EPOCH, LC_CLAIM_WITHOUT_EPOCH, LC_ADOPT_WITHOUT_WINDOW, LC_RECREATE_FRESH,
-            LC_RECREATE_PENDING, LC_RECREATE_WITHOUT_WINDOW, CLOCK_BEHIND_TODAY, CLOCK_BEHIND_NO_HOLD,
+            LC_RECREATE_PENDING, LC_RECREATE_WITHOUT_WINDOW, LC_UNSEEN_PENDING, CLOCK_BEHIND_TODAY, CLOCK_BEHIND_NO_HOLD,
             KEY_WITHOUT_AGE_LIMIT, CANCEL, CANCEL_WITHOUT_CHECK, POST_ON_STALE_FENCE, RELEASE_WHILE_UNKNOWN);
 
     /**
@@ -505,6 +508,17 @@ class ProtocolModelTest {
     @Test
     void lostInsertRecreatedWithoutTheSendWindowIsSentTwice() {
         assertExecutesTwiceAfter(LC_RECREATE_WITHOUT_WINDOW, "database loses the INSERT");
+    }
+
+    /**
+     * A retry whose read of the Redis entry did not answer finds no row for the key: inserted pending, with the same
+     * derived reference, it is sent again to a provider that is not idempotent.
+     */
+    @Test
+    void lostInsertRetriedWithoutARedisAnswerAndInsertedPendingIsSentTwice() {
+        List<String> narrative = assertExecutesTwiceAfter(LC_UNSEEN_PENDING, "database loses the INSERT");
+        assertTrue(indexOf(narrative, "Redis does not answer: row inserted PENDING") >= 0,
+                () -> "the trail does not take the unseen retry:\n" + String.join("\n", narrative));
     }
 
     /**

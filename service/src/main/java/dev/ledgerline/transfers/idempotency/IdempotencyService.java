@@ -14,6 +14,7 @@ import dev.ledgerline.transfers.transfer.NewTransfer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -74,6 +75,8 @@ public class IdempotencyService {
         DB_MISMATCH("db", "mismatch"),
         DB_REPLAY_AFTER_MARKER("db", "replay_after_marker"),
         DB_RECREATED("db", "recreated"),
+        /** Counted besides redis_unavailable or cache_unreadable: of those, a new row that starts with a lookup. */
+        DB_LOOKUP_FIRST("db", "lookup_first"),
         DB_REPLAY("db", "replay");
 
         final String path;
@@ -205,17 +208,17 @@ public class IdempotencyService {
                                  String marker) {
         if (read instanceof CacheRead.Miss) {
             count(Decision.DB_FIRST_USE);
-            return insertOrFind(principal, key, body, redisKey, marker);
+            return insertOrFind(principal, key, body, redisKey, marker, false);
         }
         if (read instanceof CacheRead.Unavailable) {
             count(Decision.DB_REDIS_UNAVAILABLE);
-            return insertOrFind(principal, key, body, redisKey, null);
+            return insertOrFind(principal, key, body, redisKey, null, true);
         }
         IdempotencyEntry entry = decoded(redisKey, ((CacheRead.Hit) read).value());
         if (entry == null) {
             // not an entry of ours: the database decides, and remember() overwrites it
             count(Decision.DB_CACHE_UNREADABLE);
-            return insertOrFind(principal, key, body, redisKey, null);
+            return insertOrFind(principal, key, body, redisKey, null, true);
         }
         if (!entry.completed()) {
             return inFlightElsewhere(principal, key, body, redisKey);
@@ -279,7 +282,7 @@ public class IdempotencyService {
             if (!original.userId().equals(principal)) {
                 // not this principal's row: an entry that cannot be ours, so the database decides
                 count(Decision.DB_CACHE_UNREADABLE);
-                return insertOrFind(principal, key, body, redisKey, null);
+                return insertOrFind(principal, key, body, redisKey, null, true);
             }
             count(Decision.FAST_REPLAY);
             // the entry keeps the body only if it is the row's request, not only the entry's
@@ -334,15 +337,32 @@ public class IdempotencyService {
     /**
      * The database path: insert, or find the original and compare fingerprints. A request scheduled for an instant
      * that has passed creates nothing: it is the retry of an accepted one (a replay, or 422), or it is not valid.
+     *
+     * <p>{@code unseen}: Redis could not say whether the key was used before (no answer, or a value not ours). The
+     * entry it may hold can name an intent whose row the database lost ({@link #recreate} is what reading it would
+     * have done), so a key without a row may still have been paid: the row is inserted for a provider lookup before
+     * any send when the database may have lost commits ({@link TransferRepository#insertLookupFirst}). Not a transfer
+     * scheduled past the clock-skew bound: the same intent lost would not have been due yet, so nothing of it was sent.
      */
     private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, SubmittedBody body, String redisKey,
-                                       String ourMarker) {
+                                       String ourMarker, boolean unseen) {
         TransferRequest request = body.request();
         String fingerprint = body.fingerprint();
         // random bits only: the inserting statement puts the database's time in them (TransferSql.NEW_ID)
         NewTransfer candidate = newTransfer(UUID.randomUUID(), principal, key, request, fingerprint);
-        boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
+        Instant now = Instant.now();
+        boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(now);
+        boolean lookupFirst = unseen && (request.executeAt() == null
+                || !request.executeAt().toInstant().isAfter(now.plus(config.pipeline().clockSkewBound())));
         Uni<Transfer> created = late ? Uni.createFrom().nullItem()
+                : lookupFirst ? transfers.insertLookupFirst(candidate, config.pipeline().pendingGrace(), actor)
+                        .invoke(inserted -> {
+                            if (inserted != null && inserted.status() == TransferStatus.RECONCILING) {
+                                count(Decision.DB_LOOKUP_FIRST);
+                                LOG.infof("transferId=%s step=idempotency accepted without its idempotency record on a "
+                                        + "database that may have lost it: the provider is asked before any send", inserted.id());
+                            }
+                        })
                 : transfers.insert(candidate, config.pipeline().pendingGrace(), actor);
         return created
                 .flatMap(inserted -> inserted != null

@@ -176,7 +176,8 @@ public class TransferService {
         // deferred: a body that does not parse fails inside the chain, so it is counted as rejected below
         return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, entryKey, body, looked))
                 .invoke(accepted -> {
-                    if (!accepted.replayed()) {
+                    // a row accepted for a lookup first (reconciling) is the reconciler's, never the accept's send
+                    if (!accepted.replayed() && accepted.transfer().status() == TransferStatus.PENDING) {
                         Transfer created = accepted.transfer();
                         // beyond the bound nothing waits in memory: the row is committed, the sweeper takes it
                         if (dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1) {

@@ -130,6 +130,24 @@ public class TransferRepository {
     }
 
     /**
+     * {@link #insert}, for a request accepted without knowing whether its key was used before (Redis could not say):
+     * on a database that may have lost the key's row with its server's commits, the row starts in {@code reconciling},
+     * its first step a provider lookup ({@link TransferSql#INSERT_LOOKUP_FIRST}); else it is {@link #insert}'s.
+     */
+    public Uni<Transfer> insertLookupFirst(NewTransfer t, Duration dispatchGrace, String actor) {
+        List<Object> values = new ArrayList<>(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(),
+                t.requestFingerprint(), t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
+                t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt(), sendWindowMs, settleMs, keyUsableMs));
+        if (!ledger) {
+            return run(TransferSql.INSERT_LOOKUP_FIRST, Tuple.from(values)).map(TransferRepository::firstTransfer);
+        }
+        values.add(openingBalance);
+        return runOpening(TransferSql.INSERT_LOOKUP_FIRST_HOLDING, Tuple.from(values))
+                .onFailure(e -> violated(e, TransferSql.FUNDS_CONSTRAINT)).transform(e -> insufficientFunds(t))
+                .map(TransferRepository::firstTransfer);
+    }
+
+    /**
      * {@link #run} for a statement that may open an account: the first use of an account by two statements at once
      * collides on its key, the loser aborted whole, and run again it finds the account.
      */

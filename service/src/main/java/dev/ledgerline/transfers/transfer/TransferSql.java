@@ -116,6 +116,28 @@ final class TransferSql {
             """;
 
     /**
+     * {@link #INSERT_HOLDING}'s hold, reading {@code w}: the account (opened with {@code %1$s}, the opening balance, if
+     * it does not exist yet) holds the transfer's amount, under the funds CHECK.
+     */
+    private static final String HOLD_CHECKED = """
+            , opened AS (
+                INSERT INTO accounts (principal, currency, posted, held)
+                SELECT user_id, currency, %1$s::bigint, amount FROM w
+                 WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.principal = w.user_id AND a.currency = w.currency)
+                RETURNING principal, currency),
+            held AS (
+                UPDATE accounts a SET held = a.held + w.amount FROM w
+                 WHERE a.principal = w.user_id AND a.currency = w.currency),
+            entries AS (
+                -- one INSERT, the opening first, so the account's entries read in the order the money moved
+                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
+                SELECT principal, currency, 'opening', %1$s::bigint, %1$s::bigint, -%1$s::bigint, 0, NULL::uuid FROM opened
+                 WHERE %1$s::bigint > 0
+                UNION ALL
+                SELECT user_id, currency, 'hold', amount, 0, 0, amount, id FROM w)
+            """;
+
+    /**
      * Insert unless the intent's key is taken; a conflict returns no row and the caller reads the original. The conflict
      * is on {@code transfer_keys} ({@link #keyed}), either of its unique constraints, (user_id, idempotency_key) or the
      * provider reference: an {@code ON CONFLICT} that named one would turn a conflict on the other into an error
@@ -156,23 +178,63 @@ final class TransferSql {
                    coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $12::text, 'accepted', $13::timestamptz, true
               FROM k
             ON CONFLICT DO NOTHING
-            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, """
-            , opened AS (
-                INSERT INTO accounts (principal, currency, posted, held)
-                SELECT user_id, currency, $14::bigint, amount FROM w
-                 WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.principal = w.user_id AND a.currency = w.currency)
-                RETURNING principal, currency),
-            held AS (
-                UPDATE accounts a SET held = a.held + w.amount FROM w
-                 WHERE a.principal = w.user_id AND a.currency = w.currency),
-            entries AS (
-                -- one INSERT, the opening first, so the account's entries read in the order the money moved
-                INSERT INTO ledger_entries (principal, currency, kind, amount, account_leg, settlement_leg, held_change, transfer_id)
-                SELECT principal, currency, 'opening', $14::bigint, $14::bigint, -$14::bigint, 0, NULL::uuid FROM opened
-                 WHERE $14::bigint > 0
-                UNION ALL
-                SELECT user_id, currency, 'hold', amount, 0, 0, amount, id FROM w)
-            """, COLUMNS);
+            RETURNING\s""" + COLUMNS + ", " + EVENT_COLUMNS, HOLD_CHECKED.formatted("$14"), COLUMNS);
+
+    /**
+     * {@link #INSERT}, for a request accepted without knowing whether its key was used before: Redis did not answer
+     * (or kept something not ours), and the key has no row. If the database server changed within the provider's key
+     * window ({@code $16} ms), or the server answering is not adopted yet ({@link #ADOPT_EPOCH}), the key may have had
+     * a row that the database lost with the commits of the server before, and its payment may have been made under
+     * the reference, derived from the intent, that this row carries. The row is then written in {@code reconciling}, so
+     * its first step is a provider lookup, as for a row re-created from its Redis entry ({@link #INSERT_RECOVERED}):
+     * <ul>
+     *   <li>no earlier than one send window ({@code $14} ms) after the adoption, and the settle time ({@code $15} ms)
+     *   after that: a send the old server claimed has settled by then;</li>
+     *   <li>{@code first_sent_at} is the newest key the server kept from before its adoption: the commits a server loses
+     *   come after everything it kept, so a lost row's first send was no earlier; the provider's key window counts from
+     *   there ({@link #CLAIM}).</li>
+     * </ul>
+     * Otherwise (no server before this one, or the change longer ago than the provider remembers) it is {@link #INSERT}'s
+     * pending row. The reason in its event says which.
+     */
+    static final String INSERT_LOOKUP_FIRST = keyed(NEW_ID, "now()", lookupFirst(""), "", COLUMNS);
+
+    /** {@link #INSERT_LOOKUP_FIRST} with {@link #INSERT_HOLDING}'s hold ({@code $17}: the opening balance). */
+    static final String INSERT_LOOKUP_FIRST_HOLDING = keyed(NEW_ID, "now()", lookupFirst(", true"), HOLD_CHECKED.formatted("$17"),
+            COLUMNS);
+
+    /** The write of {@link #INSERT_LOOKUP_FIRST}; {@code holds}: the value of {@code holds_funds} ({@code ""}: the default). */
+    private static String lookupFirst(String holds) {
+        return """
+                INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,
+                                       destination_iban, destination_name, description, provider_reference,
+                                       status, send_not_after, next_attempt_at, first_sent_at, last_actor, last_reason,
+                                       execute_at%1$s)
+                SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+                       k.provider_reference,
+                       CASE WHEN l.lookup THEN 'reconciling' ELSE 'pending' END,
+                       CASE WHEN l.lookup THEN l.not_after END,
+                       CASE WHEN l.lookup THEN l.not_after + $15::bigint * interval '1 millisecond'
+                            ELSE coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond') END,
+                       CASE WHEN l.lookup THEN l.kept_until END,
+                       $12::text,
+                       CASE WHEN l.lookup THEN 'accepted without its idempotency record, on a database that may have lost '
+                                               || 'it: look up before any send'
+                            ELSE 'accepted' END,
+                       $13::timestamptz%2$s
+                  FROM k, LATERAL (
+                       SELECT e.adopted_at IS NULL
+                                OR (e.adopted_at > now() - $16::bigint * interval '1 millisecond'
+                                    AND EXISTS (SELECT 1 FROM database_epochs p WHERE p.started_at < pg_postmaster_start_time()))
+                                AS lookup,
+                              greatest(now(), coalesce(e.adopted_at, now()) + $14::bigint * interval '1 millisecond') AS not_after,
+                              coalesce((SELECT max(o.created_at) FROM transfer_keys o WHERE o.created_at < e.adopted_at), now())
+                                AS kept_until
+                         FROM (SELECT (SELECT adopted_at FROM database_epochs
+                                        WHERE started_at = pg_postmaster_start_time()) AS adopted_at) e) l
+                ON CONFLICT DO NOTHING
+                RETURNING\s""".formatted(holds.isEmpty() ? "" : ", holds_funds", holds) + COLUMNS + ", " + EVENT_COLUMNS;
+    }
 
     /** The primary key two first uses of one account collide on (V12): the losing statement is run again. */
     static final String ACCOUNT_KEY = "accounts_pkey";

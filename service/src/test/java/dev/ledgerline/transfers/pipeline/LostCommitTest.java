@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.devstack.LocalRedis;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -145,6 +146,108 @@ class LostCommitTest {
         Await.status(again, "sent", DEADLINE);
         assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once");
         assertEquals(1, executedOrdersOf(7_313), "no other reference paid the same intent: " + ordersOf(7_313));
+    }
+
+    /**
+     * The database lost the transfer with its server's commits, and the retry's read of the idempotency record does not
+     * answer (Redis stalled): nothing names the old id, and the key has no row. Against a provider that executes every
+     * send it receives, the new row must still be looked up before it is sent.
+     */
+    @Test
+    void aRetryWhoseRedisReadDoesNotAnswerAfterTheDatabaseLostTheTransferPaysOnce() throws Exception {
+        String owner = "lost-unseen-" + UUID.randomUUID();
+        String alice = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(7_314);
+        String id = sentOnce(alice, key, body);
+        String reference = Rows.reference(id);
+        long[] paid = Api.balance(alice, "EUR");
+        forgetSent(id, owner, 7_314);
+        serverChanged();
+        Sandbox.faults(Map.of("idempotent", false));
+
+        LocalRedis server = TestStack.current().redis();
+        server.pause();
+        io.restassured.response.Response retry;
+        try {
+            retry = Api.post(alice, key, body);
+        } finally {
+            server.resume();
+        }
+        retry.then().statusCode(201);
+        String again = retry.path("id");
+        assertEquals(reference, Rows.reference(again), "the new row carries the reference the provider paid under");
+        Await.status(again, "sent", DEADLINE);
+        assertEquals(1, Sandbox.executions(reference), "the provider executed the intent once: " + Sandbox.orders(reference));
+        assertEquals(1, executedOrdersOf(7_314), "no other reference paid the same intent: " + ordersOf(7_314));
+        assertEquals("reconciling", retry.path("status"), "answered as a transfer to look up first");
+        assertEquals(List.of("reconciling", "sent"), Rows.history(again), "settled by the lookup, never sent again");
+        assertTrue(Rows.reasons(again).get(0).contains("look up before any send"), Rows.reasons(again).toString());
+        long[] after = Api.balance(alice, "EUR");
+        assertEquals(List.of(paid[0], 0L), List.of(after[0], after[1]), "EUR posted and held: the money left once");
+
+        // and the same key answers that transfer from now on
+        Api.post(alice, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(again));
+    }
+
+    /**
+     * Which rows accepted without Redis start with a lookup: only where the database may have lost a row of the key with
+     * its server's commits. On a database that has had no other server, or whose server changed longer ago than the
+     * provider remembers a reference, the row is an ordinary pending one; a change within that window makes it
+     * reconciling, looked up no earlier than one send window after the adoption, with the provider's key window counted
+     * from the newest key the server kept from before it.
+     */
+    @Test
+    void aTransferAcceptedWithoutRedisStartsWithALookupOnlyWhereTheDatabaseMayHaveLostItsKey() {
+        List<String> made = new ArrayList<>();
+        String adoptedAt = (String) Db.query("SELECT adopted_at::text AS at FROM database_epochs "
+                + "WHERE started_at = pg_postmaster_start_time()").get(0).get("at");
+        try {
+            Db.update("DELETE FROM database_epochs WHERE started_at <> pg_postmaster_start_time()");
+            assertEquals("pending", insertedUnseen(made), "a database that never changed servers lost nothing");
+
+            // a server before this one, adopted two days ago; this one was adopted minutes ago at most
+            Db.update("INSERT INTO database_epochs (started_at, adopted_at) VALUES (now() - interval '2 days', now() - interval '2 days')");
+            assertEquals("reconciling", insertedUnseen(made));
+            String looked = made.get(made.size() - 1);
+            Map<String, Object> row = Db.query("SELECT t.send_not_after >= t.created_at AS not_before_its_creation, "
+                    + "t.send_not_after >= e.adopted_at + ? * interval '1 millisecond' AS a_window_after_the_adoption, "
+                    + "t.next_attempt_at = t.send_not_after + ? * interval '1 millisecond' AS then_settled, "
+                    + "t.first_sent_at = coalesce((SELECT max(k.created_at) FROM transfer_keys k WHERE k.created_at < e.adopted_at), "
+                    + "t.created_at) AS key_window_from_the_newest_key_kept "
+                    + "FROM transfers t, database_epochs e WHERE t.id = ?::uuid AND e.started_at = pg_postmaster_start_time()",
+                    repository.sendWindowMs(), repository.settleMs(), looked).get(0);
+            assertEquals(Map.of("not_before_its_creation", true, "a_window_after_the_adoption", true, "then_settled", true,
+                    "key_window_from_the_newest_key_kept", true), row);
+            assertTrue(Rows.reasons(looked).get(0).contains("look up before any send"), Rows.reasons(looked).toString());
+
+            // this server adopted longer ago than the provider remembers a reference: it kept every key since
+            Db.update("UPDATE database_epochs SET adopted_at = now() - interval '2 days' WHERE started_at = pg_postmaster_start_time()");
+            assertEquals("pending", insertedUnseen(made), "a change the provider no longer remembers is no reason");
+        } finally {
+            Db.update("UPDATE database_epochs SET adopted_at = ?::timestamptz WHERE started_at = pg_postmaster_start_time()", adoptedAt);
+            for (String id : made) {
+                forget("DELETE FROM transfer_events WHERE transfer_id = '" + id + "'",
+                        "DELETE FROM ledger_entries WHERE transfer_id = '" + id + "'",
+                        "DELETE FROM transfers WHERE id = '" + id + "'",
+                        "DELETE FROM transfer_keys WHERE transfer_id = '" + id + "'");
+            }
+        }
+    }
+
+    /**
+     * Inserts a transfer of a new key as a request accepted without Redis is: its status. Its id is added to
+     * {@code made}, which the test deletes before any worker is due to take one (a pending grace of an hour, a lookup
+     * the settle time away).
+     */
+    private String insertedUnseen(List<String> made) {
+        String key = Api.newKey();
+        var t = repository.insertLookupFirst(new dev.ledgerline.transfers.transfer.NewTransfer(UUID.randomUUID(), "unseen-" + key,
+                key, "fp", 7_315, "EUR", Api.IBAN, "Ada Lovelace", null, "ll_" + key.replace("-", ""), null),
+                Duration.ofHours(1), "test").await().atMost(HandMadeRows.WAIT);
+        assertNotNull(t);
+        made.add(t.id().toString());
+        return t.status().db();
     }
 
     @Test

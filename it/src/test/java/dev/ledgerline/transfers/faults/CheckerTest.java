@@ -395,6 +395,30 @@ class CheckerTest {
     }
 
     @Test
+    void aLostIntentRetriedWithoutItsRecordIntoATransferLookedUpFirstFinishesOnce() {
+        // the retry could not read the Redis entry and found no row: a new id, the derived reference, a lookup first
+        // that found the payment made before the crash. Two 'created' answers, one payment: what the service can do
+        crashLostTheRow();
+        transfers.add(row(ID2, KEY, 1250, "sent", REF));
+        events.put(ID2, List.of(new Event(0, null, "reconciling", "i-2",
+                        "accepted without its idempotency record, on a database that may have lost it: look up before any send"),
+                event(1, "reconciling", "sent")));
+        requests.add(created(KEY, 1250, ID2, 500));
+        Checker.Report report = Checker.verify("mutant", facts(), 1, TTL);
+        assertEquals(Set.of(), report.breaches());
+        assertTrue(report.row().contains("retried and finished once 1"), report.row());
+
+        // the same answers for a row that started pending are a retry the service took for a new intent
+        events.put(ID2, sentPath());
+        assertEquals(Set.of(Breach.TWO_CREATED_FOR_ONE_KEY, Breach.CREATED_FOR_ANOTHER_TRANSFER), breaches());
+        // and a lookup first does not excuse a third 'created'
+        events.put(ID2, List.of(new Event(0, null, "reconciling", "i-2", "accepted without its idempotency record"),
+                event(1, "reconciling", "sent")));
+        requests.add(created(KEY, 1250, ID2, 600));
+        assertEquals(Set.of(Breach.TWO_CREATED_FOR_ONE_KEY), breaches());
+    }
+
+    @Test
     void aRetryOfALostIntentAnsweredWithoutItsRowIsCaught() {
         // the retry was answered from the cache alone; the row never came back, so the 201 names nothing
         crashLostTheRow();

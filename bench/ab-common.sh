@@ -156,23 +156,24 @@ sent_total() { [ -z "$1" ] && echo 0 || q "$1" "SELECT count(*) FROM transfer_ev
 log_errors() { grep -cE ' ERROR |"level":"ERROR"' "$1" 2>/dev/null || true; }   # plain or JSON log lines
 window() { # K SCENARIO CONNECTIONS ROUND
   local k=$1 scenario=$2 c=$3 round=$4 db=${DBS[$1]}
-  local n0 n1 s0 s1 r0 r1 p0 p1 t0 t1 i0 e0 e1 js
+  local n0 n1 s0 s1 r0 r1 p0 p1 t0 t1 i0 e0 e1 js jit gc
   # the second before the window: the service's own CPU while nothing is sent to it (what an earlier load left running)
   i0=$(ticks "${SVCS[$k]}"); sleep 1
-  read -r j0 g0 _ < <(python3 bench/threads.py "${SVCS[$k]}")
+  local before_threads; before_threads=$(mktemp)
+  python3 bench/threads.py "${SVCS[$k]}" --save "$before_threads"
   n0=$(sent_total "$db"); s0=$(ticks "${SVCS[$k]}"); r0=$(ticks "$REDIS_PID"); p0=$(pg_ticks); e0=$(log_errors "${LOGS[$k]}"); t0=$(date +%s%N)
   js=$(drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario="$scenario" \
     --seed-prefix=seed --seed-count="$SEED" --prefix="r$round-$c-$STAMP" --duration="$SECS" --warmup=2 --connections="$c" \
     --label="${NAMES[$k]}")
   [ "$scenario" = new ] && sleep 2   # the window's last sends and fences
   t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); r1=$(ticks "$REDIS_PID"); p1=$(pg_ticks); n1=$(sent_total "$db"); e1=$(log_errors "${LOGS[$k]}")
-  read -r j1 g1 _ < <(python3 bench/threads.py "${SVCS[$k]}")
+  read -r jit gc _ < <(python3 bench/threads.py "${SVCS[$k]}" --since "$before_threads"); rm -f "$before_threads"
   # CPU over the whole span (warm-up seconds and the drain included) per answer over the same span: the window's
   # answers scaled by span / window
   echo "$js" | jq -c --arg name "${NAMES[$k]}" --arg scenario "$scenario" --argjson round "$round" \
       --argjson span "$(( (t1 - t0) / 1000000 ))" --argjson svc "$(( s1 - s0 ))" --argjson redis "$(( r1 - r0 ))" \
       --argjson pg "$(( p1 - p0 ))" --argjson sent "$(( n1 - n0 ))" --argjson hz "$TICK" --arg load "$(load1)" \
-      --argjson idle "$(( s0 - i0 ))" --argjson logErrors "$(( e1 - e0 ))" --argjson jit "$(( j1 - j0 ))" --argjson gc "$(( g1 - g0 ))" \
+      --argjson idle "$(( s0 - i0 ))" --argjson logErrors "$(( e1 - e0 ))" --argjson jit "$jit" --argjson gc "$gc" \
       '. + {name: $name, scenario: $scenario, round: $round, spanMs: $span, sent: $sent, load: $load,
             svcUs: ($svc / $hz * 1e6 / (.achieved * $span / 1000)), redisUs: ($redis / $hz * 1e6 / (.achieved * $span / 1000)),
             pgUs: ($pg / $hz * 1e6 / (.achieved * $span / 1000)), svcCores: ($svc / $hz / ($span / 1000)),

@@ -359,7 +359,8 @@ public class IdempotencyService {
                         .invoke(inserted -> {
                             if (inserted != null && inserted.status() == TransferStatus.RECONCILING) {
                                 count(Decision.DB_LOOKUP_FIRST);
-                                LOG.infof("transferId=%s step=idempotency accepted without its idempotency record on a "
+                                // every new transfer of a Redis outage may take this path: the counter is the signal
+                                LOG.debugf("transferId=%s step=idempotency accepted without its idempotency record on a "
                                         + "database that may have lost it: the provider is asked before any send", inserted.id());
                             }
                         })

@@ -191,6 +191,41 @@ class LostCommitTest {
     }
 
     /**
+     * Without Redis, after a server change, a transfer to send now starts with a lookup (the provider does not know it:
+     * it is sent after it), while one scheduled an hour out is an ordinary pending transfer its owner can cancel: the
+     * same intent lost would not have been due yet, so nothing of it can have been sent.
+     */
+    @Test
+    void withoutRedisAfterAServerChangeATransferDueNowIsLookedUpFirstAndAScheduledOneStaysCancellable() throws Exception {
+        serverChanged();
+        String alice = writer("unseen-" + UUID.randomUUID());
+        String inAnHour = """
+                {"amount": 7316, "currency": "EUR", "destination": {"iban": "%s", "name": "Ada Lovelace"},
+                 "description": "Rent December", "executeAt": "%s"}""".formatted(Api.IBAN,
+                Instant.now().plus(Duration.ofHours(1)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+        LocalRedis server = TestStack.current().redis();
+        io.restassured.response.Response scheduled;
+        io.restassured.response.Response due;
+        server.pause();
+        try {
+            scheduled = Api.post(alice, Api.newKey(), inAnHour);
+            due = Api.post(alice, Api.newKey(), Api.body(7_317));
+        } finally {
+            server.resume();
+        }
+        scheduled.then().statusCode(201).body("status", equalTo("pending"));
+        due.then().statusCode(201).body("status", equalTo("reconciling"));
+        String dueId = due.path("id");
+
+        Api.as(alice).post("/v1/transfers/" + scheduled.path("id") + "/cancel").then().statusCode(200)
+                .body("status", equalTo("cancelled"));
+        Await.status(dueId, "sent", DEADLINE);
+        assertEquals(List.of("reconciling", "processing", "sent"), Rows.history(dueId));
+        assertEquals("lookup: not found, resending", Rows.reasons(dueId).get(1));
+        Sandbox.exactlyOneExecution(dueId);
+    }
+
+    /**
      * Which rows accepted without Redis start with a lookup: only where the database may have lost a row of the key with
      * its server's commits. On a database that has had no other server, or whose server changed longer ago than the
      * provider remembers a reference, the row is an ordinary pending one; a change within that window makes it

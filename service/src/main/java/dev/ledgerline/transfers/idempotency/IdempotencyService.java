@@ -350,10 +350,9 @@ public class IdempotencyService {
         String fingerprint = body.fingerprint();
         // random bits only: the inserting statement puts the database's time in them (TransferSql.NEW_ID)
         NewTransfer candidate = newTransfer(UUID.randomUUID(), principal, key, request, fingerprint);
-        Instant now = Instant.now();
-        boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(now);
+        boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
         boolean lookupFirst = unseen && (request.executeAt() == null
-                || !request.executeAt().toInstant().isAfter(now.plus(config.pipeline().clockSkewBound())));
+                || !request.executeAt().toInstant().isAfter(Instant.now().plus(config.pipeline().clockSkewBound())));
         Uni<Transfer> created = late ? Uni.createFrom().nullItem()
                 : lookupFirst ? transfers.insertLookupFirst(candidate, config.pipeline().pendingGrace(), actor)
                         .invoke(inserted -> {

@@ -331,6 +331,9 @@ class ContainerImageIT {
             output.lines().filter(l -> l.contains("started in")).forEach(l -> System.out.println("ContainerImageIT service: " + l));
             assertFalse(output.contains("Read-only file system") || output.contains("Permission denied"),
                     "the service tried to write outside /tmp: " + log);
+            // Netty unpacks its epoll library into the tmpfs /tmp and loads it from there, with the root read-only
+            assertTrue(output.contains("I/O on Netty's native epoll transport"),
+                    "the image's service runs on Netty's native epoll transport; see " + log);
         }
     }
 

@@ -97,14 +97,9 @@ class LostCommitTest {
     @Test
     void aRetryAfterTheDatabaseLostTheTransferPaysOnce() {
         // one payment, completed and answered; then the database forgets it (the client's own row included)
-        String owner = "lost-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_301);
-        String id = sentOnce(alice, key, body);
-        String reference = Rows.reference(id);
-        long[] paid = Api.balance(alice, "EUR");
-        forgetSent(id, owner, 7_301);
+        Lost lost = sentThenLost("lost-", 7_301);
+        String alice = lost.token(), key = lost.key(), body = lost.body(), id = lost.id(), reference = lost.reference();
+        long[] paid = lost.paid();
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ?::uuid", id));
         assertEquals(paid[0] + 7_301, Api.balance(alice, "EUR")[0], "the posting was lost with the row");
 
@@ -130,13 +125,8 @@ class LostCommitTest {
     void aRetryAfterTheDatabaseAndRedisBothLostTheTransferStillPaysOnce() {
         // a lost commit, and a Redis that lost the idempotency record too (restarted empty): nothing names the old id,
         // so the retry creates a new row; the provider reference, derived from the intent, is the one it already paid
-        String owner = "lost-both-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_313);
-        String id = sentOnce(alice, key, body);
-        String reference = Rows.reference(id);
-        forgetSent(id, owner, 7_313);
+        Lost lost = sentThenLost("lost-both-", 7_313);
+        String alice = lost.token(), key = lost.key(), body = lost.body(), reference = lost.reference();
         redis.execute("FLUSHALL").await().atMost(Duration.ofSeconds(5));
 
         var retry = Api.post(alice, key, body);
@@ -155,14 +145,9 @@ class LostCommitTest {
      */
     @Test
     void aRetryWhoseRedisReadDoesNotAnswerAfterTheDatabaseLostTheTransferPaysOnce() throws Exception {
-        String owner = "lost-unseen-" + UUID.randomUUID();
-        String alice = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(7_314);
-        String id = sentOnce(alice, key, body);
-        String reference = Rows.reference(id);
-        long[] paid = Api.balance(alice, "EUR");
-        forgetSent(id, owner, 7_314);
+        Lost lost = sentThenLost("lost-unseen-", 7_314);
+        String alice = lost.token(), key = lost.key(), body = lost.body(), reference = lost.reference();
+        long[] paid = lost.paid();
         serverChanged();
         Sandbox.faults(Map.of("idempotent", false));
 
@@ -605,6 +590,25 @@ class LostCommitTest {
         String id = sentOnce(token, key, body);
         Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
         return new Replayed(owner, token, key, body, id);
+    }
+
+    /**
+     * A sent transfer of a new owner that the database then forgot ({@link #forgetSent}), as a client that never saw its
+     * answer finds it: the provider reference it was paid under and the account's balances after it was paid.
+     */
+    private record Lost(String owner, String token, String key, String body, String id, String reference, long[] paid) {
+    }
+
+    private static Lost sentThenLost(String ownerPrefix, long amount) {
+        String owner = ownerPrefix + UUID.randomUUID();
+        String token = writer(owner);
+        String key = Api.newKey();
+        String body = Api.body(amount);
+        String id = sentOnce(token, key, body);
+        String reference = Rows.reference(id);
+        long[] paid = Api.balance(token, "EUR");
+        forgetSent(id, owner, amount);
+        return new Lost(owner, token, key, body, id, reference, paid);
     }
 
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */

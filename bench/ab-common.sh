@@ -83,9 +83,11 @@ stack_up() { # DB...
   sleep 2
 }
 
-start_ledgerline() { # K APP DB
-  local k=$1 port=$(( HTTP_BASE + 10 * $1 ))
-  env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=$(( port + 1 )) \
+start_ledgerline() { # K APP DB; ENV_A / ENV_B (services 0 / 1): more NAME=VALUE settings, space-separated
+  local k=$1 port=$(( HTTP_BASE + 10 * $1 )) extra
+  if [ "$k" = 0 ]; then extra=${ENV_A:-}; else extra=${ENV_B:-}; fi
+  # shellcheck disable=SC2086 # $extra is a list of NAME=VALUE words
+  env -i PATH="$PATH" HOME="$HOME" QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=$(( port + 1 )) $extra \
     QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://127.0.0.1:$PORT/$3" QUARKUS_DATASOURCE_USERNAME=postgres \
     QUARKUS_REDIS_HOSTS="redis://127.0.0.1:$REDIS_PORT/$(( k + 1 ))" \
     LEDGERLINE_RATE_LIMIT_WRITES_PER_SECOND=1000000 LEDGERLINE_RATE_LIMIT_WRITES_BURST=1000000 \

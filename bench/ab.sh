@@ -13,7 +13,7 @@
 # connection sends its next request when its answer arrives, as wrk does: `Driver load --model=closed`). First a
 # calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page,
 # with the responder's own CPU per answer: what a bare Vert.x HTTP/1.1 server spends on one request on this machine.
-# Env: ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
+# Env: ENV_A / ENV_B (more settings for A / B alone, NAME=VALUE ...: one build, two settings) ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
 # PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
 # 2 ms) for one more replay window and one more new-transfer window of PROFILE_S (20) s at 32 connections, summarised

@@ -30,11 +30,15 @@ import java.util.zip.GZIPOutputStream;
  * A stand-in for the image's real base (Eclipse Temurin's JRE 17 on Ubuntu), which cannot be pulled here: the build
  * machines reach no registry of the internet. One layer: a JRE that {@code jlink} makes from this machine's JDK 17,
  * at {@code /opt/java/openjdk} where Temurin's images keep theirs, the host's shared libraries it links (as {@code ldd}
- * lists them) at the same paths, and a {@code /tmp}; a config with Temurin's {@code PATH}, {@code JAVA_HOME} and
+ * lists them) and the rest of glibc's at the same paths, and a {@code /tmp}; a config with Temurin's {@code PATH}, {@code JAVA_HOME} and
  * {@code JAVA_VERSION}. Enough for the image built on it to run under {@code chroot}; not Ubuntu, not Temurin's build
  * of Java, no shell.
  */
 final class StandInBase {
+
+    /** glibc's libraries beside {@code libc.so.6}, which every Ubuntu base carries whatever links them. */
+    private static final List<String> GLIBC = List.of("libc.so.6", "libdl.so.2", "libm.so.6", "libpthread.so.0",
+            "librt.so.1", "libresolv.so.2");
 
     /** Where Temurin's images keep the JRE, and so where {@code java} on the image's {@code PATH} is. */
     static final String JAVA_HOME = "/opt/java/openjdk";
@@ -149,8 +153,15 @@ final class StandInBase {
                 }
             }
         }
-        if (libraries.stream().noneMatch(p -> p.getFileName().toString().startsWith("libc.so"))) {
-            throw new IllegalStateException("ldd named no libc for the stand-in JRE; see " + log);
+        Path libc = libraries.stream().filter(p -> p.getFileName().toString().startsWith("libc.so")).findFirst()
+                .orElseThrow(() -> new IllegalStateException("ldd named no libc for the stand-in JRE; see " + log));
+        // the real base is Ubuntu, whose glibc is whole: native libraries the package ships (Netty's epoll) link parts
+        // of it that the JRE itself does not (libdl.so.2)
+        for (String part : GLIBC) {
+            Path library = libc.resolveSibling(part);
+            if (Files.exists(library)) {
+                libraries.add(library);
+            }
         }
         return libraries;
     }

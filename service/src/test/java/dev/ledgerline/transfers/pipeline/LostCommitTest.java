@@ -307,7 +307,7 @@ class LostCommitTest {
     @Test
     void aReplayAnsweredFromAFinalEntryRestoresTheRowTheDatabaseLost() throws Exception {
         // sent, and replayed once, so Redis keeps the whole final transfer; then the database forgets it
-        Replayed r = sentAndReplayedOnce("restored-", 7_304);
+        Sent r = sentAndReplayedOnce("restored-", 7_304);
         String owner = r.owner(), alice = r.token(), key = r.key(), body = r.body(), id = r.id();
         String reference = Rows.reference(id);
         long[] paid = Api.balance(alice, "EUR");
@@ -419,7 +419,7 @@ class LostCommitTest {
                         + "AND adopted_at < now() - interval '3 seconds'") == 1);
         instanceSeesTheAdoptedServer();
         // the first replay after sent reads the row and keeps the final transfer in the entry
-        Replayed r = sentAndReplayedOnce("kept-", 7_307);
+        Sent r = sentAndReplayedOnce("kept-", 7_307);
         String alice = r.token(), key = r.key(), body = r.body(), id = r.id();
 
         long checks = finalRowChecks();
@@ -448,7 +448,7 @@ class LostCommitTest {
 
     @Test
     void aFinalReplayTheDatabaseCouldNotCheckRestoresTheRowOnceTheDatabaseAnswers() throws Exception {
-        Replayed r = sentAndReplayedOnce("restored-", 7_306);
+        Sent r = sentAndReplayedOnce("restored-", 7_306);
         String owner = r.owner(), alice = r.token(), key = r.key(), body = r.body(), id = r.id();
         String reference = Rows.reference(id);
         forgetSent(id, owner, 7_306);
@@ -578,18 +578,24 @@ class LostCommitTest {
         return id;
     }
 
-    /** A sent transfer of a new owner, and the one replay after {@code sent} that keeps the final transfer in its entry. */
-    private record Replayed(String owner, String token, String key, String body, String id) {
+    /** A transfer of a new owner, sent and executed once. */
+    private record Sent(String owner, String token, String key, String body, String id) {
     }
 
-    private static Replayed sentAndReplayedOnce(String ownerPrefix, long amount) {
+    private static Sent sentByANewOwner(String ownerPrefix, long amount) {
         String owner = ownerPrefix + UUID.randomUUID();
         String token = writer(owner);
         String key = Api.newKey();
         String body = Api.body(amount);
-        String id = sentOnce(token, key, body);
-        Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true").body("status", equalTo("sent"));
-        return new Replayed(owner, token, key, body, id);
+        return new Sent(owner, token, key, body, sentOnce(token, key, body));
+    }
+
+    /** A sent transfer of a new owner, and the one replay after {@code sent} that keeps the final transfer in its entry. */
+    private static Sent sentAndReplayedOnce(String ownerPrefix, long amount) {
+        Sent sent = sentByANewOwner(ownerPrefix, amount);
+        Api.post(sent.token(), sent.key(), sent.body()).then().statusCode(201).header("Idempotent-Replayed", "true")
+                .body("status", equalTo("sent"));
+        return sent;
     }
 
     /**
@@ -600,15 +606,11 @@ class LostCommitTest {
     }
 
     private static Lost sentThenLost(String ownerPrefix, long amount) {
-        String owner = ownerPrefix + UUID.randomUUID();
-        String token = writer(owner);
-        String key = Api.newKey();
-        String body = Api.body(amount);
-        String id = sentOnce(token, key, body);
-        String reference = Rows.reference(id);
-        long[] paid = Api.balance(token, "EUR");
-        forgetSent(id, owner, amount);
-        return new Lost(owner, token, key, body, id, reference, paid);
+        Sent sent = sentByANewOwner(ownerPrefix, amount);
+        String reference = Rows.reference(sent.id());
+        long[] paid = Api.balance(sent.token(), "EUR");
+        forgetSent(sent.id(), sent.owner(), amount);
+        return new Lost(sent.owner(), sent.token(), sent.key(), sent.body(), sent.id(), reference, paid);
     }
 
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */

@@ -36,9 +36,9 @@ import java.util.zip.GZIPOutputStream;
  */
 final class StandInBase {
 
-    /** glibc's libraries beside {@code libc.so.6}, which every Ubuntu base carries whatever links them. */
-    private static final List<String> GLIBC = List.of("libc.so.6", "libdl.so.2", "libm.so.6", "libpthread.so.0",
-            "librt.so.1", "libresolv.so.2");
+    /** The rest of glibc, beside {@code libc.so.6}: every Ubuntu base carries it whatever links it. */
+    private static final List<String> GLIBC = List.of("libdl.so.2", "libm.so.6", "libpthread.so.0", "librt.so.1",
+            "libresolv.so.2");
 
     /** Where Temurin's images keep the JRE, and so where {@code java} on the image's {@code PATH} is. */
     static final String JAVA_HOME = "/opt/java/openjdk";

@@ -602,7 +602,7 @@ class LostCommitTest {
      * A sent transfer of a new owner that the database then forgot ({@link #forgetSent}), as a client that never saw its
      * answer finds it: the provider reference it was paid under and the account's balances after it was paid.
      */
-    private record Lost(String owner, String token, String key, String body, String id, String reference, long[] paid) {
+    private record Lost(String token, String key, String body, String id, String reference, long[] paid) {
     }
 
     private static Lost sentThenLost(String ownerPrefix, long amount) {
@@ -610,7 +610,7 @@ class LostCommitTest {
         String reference = Rows.reference(sent.id());
         long[] paid = Api.balance(sent.token(), "EUR");
         forgetSent(sent.id(), sent.owner(), amount);
-        return new Lost(sent.owner(), sent.token(), sent.key(), sent.body(), sent.id(), reference, paid);
+        return new Lost(sent.token(), sent.key(), sent.body(), sent.id(), reference, paid);
     }
 
     /** Writes behind the service's back and the triggers', in one transaction, as a database that lost commits looks. */

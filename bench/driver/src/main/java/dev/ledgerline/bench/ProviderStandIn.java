@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 
 /**
- * The payment provider, zero latency, on 127.0.0.1:PORT, speaking the contract the service's REST client
- * uses (provider/ProviderRestClient): {@code POST /provider/payments} with {@code Idempotency-Key} →
+ * The payment provider, zero latency, on 127.0.0.1:PORT, speaking the contract the service's provider client
+ * uses (provider/ProviderHttp): {@code POST /provider/payments} with {@code Idempotency-Key} →
  * 201 {@code {"reference","status":"completed","executions":n}}; {@code GET /provider/payments/{ref}} → 200 or 404.
  *
  * <p>Every POST counts as an execution of its reference (like the sandbox with {@code idempotent:false}),

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * code fails it at 2 s, and below that is printed, not failed: on a CI machine loaded to 15 runnable threads per
  * core a socket write or a {@code Tuple.of} is seen above 100 ms ({@link BlockedThreadReports}, and
  * {@code BlockedThreadReportsTest} for what each kind of report is judged). What used to run for that long at
- * the first request of each application start (the PostgreSQL pool, the provider REST client and its fault
+ * the first request of each application start (the PostgreSQL pool, the provider's HTTP client and its fault
  * tolerance, the request path's beans) is done at start-up by {@code PoolWarmUp} and {@code ProviderWarmUp}.
  */
 class NoBlockedEventLoopIT {

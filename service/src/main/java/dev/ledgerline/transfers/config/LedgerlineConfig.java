@@ -649,8 +649,8 @@ public interface LedgerlineConfig {
         /** The provider's bulkheads; SmallRye Fault Tolerance reads these through application.properties. */
         interface Bulkhead {
             /**
-             * Calls of one kind running at once. The REST client keeps as many connections to the provider, so a send
-             * let through never waits for a connection after {@code DeadlineFilter} checked its deadline.
+             * Calls of one kind running at once. The provider's client keeps as many connections to it
+             * ({@code quarkus.rest-client.provider.connection-pool-size}), so a send let through does not wait for one.
              */
             @WithDefault("64")
             int maxConcurrent();

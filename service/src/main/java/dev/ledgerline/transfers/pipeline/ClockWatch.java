@@ -126,7 +126,7 @@ public class ClockWatch {
     private String skewReason() {
         String reason = null;
         // PostgreSQL against this JVM: the JVM's clock is not part of the deadline, only the reference both offsets are
-        // measured against (and DeadlineFilter's), so only an offset certainly beyond the bound holds sends
+        // measured against (and ProviderHttp's deadline check), so only an offset certainly beyond the bound holds sends
         if (Math.abs(postgresOffsetMs) - postgresUncertaintyMs > boundMs) {
             reason = "PostgreSQL's clock is " + describe(postgresOffsetMs) + " this instance's";
         }

@@ -39,7 +39,7 @@ import java.util.UUID;
  *
  * <p>A send can outlive its caller: after the timeout fires, the request may still be in transit and execute
  * later. Every send therefore carries the deadline its claim fixed in PostgreSQL ({@code send_not_after}), the
- * provider must not execute it afterwards, {@link dev.ledgerline.transfers.provider.DeadlineFilter} keeps it in
+ * provider must not execute it afterwards, {@link dev.ledgerline.transfers.provider.ProviderHttp} keeps it in
  * the process once that deadline passed, and the database lets nobody claim the row again or act on a lookup
  * before the deadline plus the clock margin is over.
  */

@@ -3,14 +3,14 @@ package dev.ledgerline.transfers.provider;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
-import org.eclipse.microprofile.rest.client.inject.RestClient;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -44,12 +44,14 @@ public class ProviderClient implements PaymentProvider {
     public static final String SEND_BREAKER = "provider-send";
     public static final String LOOKUP_BREAKER = "provider-lookup";
 
-    private final ProviderRestClient rest;
+    private final ProviderHttp http;
     private final JsonFactory json;
+    private final ObjectReader payment;
 
-    public ProviderClient(@RestClient ProviderRestClient rest, ObjectMapper json) {
-        this.rest = rest;
+    public ProviderClient(ProviderHttp http, ObjectMapper json) {
+        this.http = http;
         this.json = json.getFactory();
+        this.payment = json.readerFor(ProviderPayment.class);
     }
 
     @Override
@@ -58,9 +60,9 @@ public class ProviderClient implements PaymentProvider {
     @CircuitBreakerName(SEND_BREAKER)
     @Bulkhead
     public Uni<SendResult> send(PaymentOrder order) {
-        // deferred: built when the bulkhead lets it through, and DeadlineFilter checks the deadline as it is written
-        return Uni.createFrom().deferred(() -> rest.send(order.reference(), order.notAfter().toString(), body(order)))
-                .map(ProviderClient::toSendResult);
+        // deferred: built when the bulkhead lets it through; ProviderHttp checks the deadline as it is written
+        return Uni.createFrom().deferred(() -> http.send(order.reference(), order.notAfter(), body(order)))
+                .map(this::toSendResult);
     }
 
     @Override
@@ -69,13 +71,12 @@ public class ProviderClient implements PaymentProvider {
     @CircuitBreakerName(LOOKUP_BREAKER)
     @Bulkhead
     public Uni<LookupResult> lookup(String reference) {
-        return rest.lookup(reference).map(ProviderClient::toLookupResult);
+        return http.lookup(reference).map(this::toLookupResult);
     }
 
     /**
-     * The send's body ({@code PaymentRequest} in {@code provider-api.yaml}) written field by field: the REST client's
-     * own Jackson writer looked the method's annotations up by reflection on every call ({@code @JsonView}), and
-     * data binding a record reflects on its accessors; the generator escapes every string as they do.
+     * The send's body ({@code PaymentRequest} in {@code provider-api.yaml}) written field by field: data binding a
+     * record reflects on its accessors; the generator escapes every string as it does.
      */
     byte[] body(PaymentOrder order) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(192);
@@ -95,56 +96,53 @@ public class ProviderClient implements PaymentProvider {
         return bytes.toByteArray();
     }
 
-    static SendResult toSendResult(Response response) {
-        try (response) {
-            int status = response.getStatus();
-            if (status == 200 || status == 201) {
-                return SendResult.completed();
-            }
-            if (status == 400 || status == 402 || status == 422) {
-                ProviderPayment payment = readPayment(response);
-                String reason = payment == null ? null : ProviderText.clean(payment.reason());
-                return SendResult.rejected(reason != null ? reason : "refused by the provider (" + status + ")", status);
-            }
-            if (status == 409) {
-                // the first request under this key is still being processed: it may well execute
-                throw new ProviderUnknownOutcomeException("provider answered 409: a request under this key is in progress");
-            }
-            if (status == 412) {
-                // refused for arriving after its deadline: not executed; the reconciler's lookup will say so
-                throw new ProviderUnknownOutcomeException("provider refused a send that arrived after its deadline");
-            }
-            if (status >= 400 && status < 500) {
-                throw new ProviderRefusedException(status);
-            }
-            throw new ProviderUnknownOutcomeException("provider answered " + status + " to a send");
+    SendResult toSendResult(ProviderHttp.Answer response) {
+        int status = response.status();
+        if (status == 200 || status == 201) {
+            return SendResult.completed();
         }
+        if (status == 400 || status == 402 || status == 422) {
+            ProviderPayment payment = readPayment(response.body());
+            String reason = payment == null ? null : ProviderText.clean(payment.reason());
+            return SendResult.rejected(reason != null ? reason : "refused by the provider (" + status + ")", status);
+        }
+        if (status == 409) {
+            // the first request under this key is still being processed: it may well execute
+            throw new ProviderUnknownOutcomeException("provider answered 409: a request under this key is in progress");
+        }
+        if (status == 412) {
+            // refused for arriving after its deadline: not executed; the reconciler's lookup will say so
+            throw new ProviderUnknownOutcomeException("provider refused a send that arrived after its deadline");
+        }
+        if (status >= 400 && status < 500) {
+            throw new ProviderRefusedException(status);
+        }
+        throw new ProviderUnknownOutcomeException("provider answered " + status + " to a send");
     }
 
-    static LookupResult toLookupResult(Response response) {
-        try (response) {
-            int status = response.getStatus();
-            if (status == 404) {
-                return LookupResult.notFound();
-            }
-            if (status == 200) {
-                ProviderPayment payment = readPayment(response);
-                if (payment != null && "completed".equals(payment.status())) {
-                    return LookupResult.completed();
-                }
-                if (payment != null && "rejected".equals(payment.status())) {
-                    String reason = ProviderText.clean(payment.reason());
-                    return LookupResult.rejected(reason == null ? "rejected by provider" : reason);
-                }
-            }
-            throw new ProviderUnknownOutcomeException("provider answered " + status + " to a lookup");
+    LookupResult toLookupResult(ProviderHttp.Answer response) {
+        int status = response.status();
+        if (status == 404) {
+            return LookupResult.notFound();
         }
+        if (status == 200) {
+            ProviderPayment payment = readPayment(response.body());
+            if (payment != null && "completed".equals(payment.status())) {
+                return LookupResult.completed();
+            }
+            if (payment != null && "rejected".equals(payment.status())) {
+                String reason = ProviderText.clean(payment.reason());
+                return LookupResult.rejected(reason == null ? "rejected by provider" : reason);
+            }
+        }
+        throw new ProviderUnknownOutcomeException("provider answered " + status + " to a lookup");
     }
 
-    private static ProviderPayment readPayment(Response response) {
+    /** The answer's payment, or {@code null} when it has none or it is not one. */
+    private ProviderPayment readPayment(Buffer body) {
         try {
-            return response.readEntity(ProviderPayment.class);
-        } catch (RuntimeException garbled) {
+            return body == null || body.length() == 0 ? null : payment.readValue(body.getBytes());
+        } catch (IOException | RuntimeException garbled) {
             return null;
         }
     }

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * How far the provider's clock is from this JVM's, as its answers tell: every send and lookup answer carries a
- * {@code Date} header (RFC 9110), which {@link ProviderClockFilter} hands in here with the moment the request left
+ * {@code Date} header (RFC 9110), which {@link ProviderHttp} hands in here with the moment the request left
  * and how long the exchange took. The provider stamped {@code Date} somewhere inside that round trip, so the
  * sample is taken at its local midpoint.
  *

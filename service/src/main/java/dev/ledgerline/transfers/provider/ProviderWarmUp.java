@@ -10,14 +10,13 @@ import jakarta.enterprise.event.Observes;
 import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
-import org.eclipse.microprofile.rest.client.inject.RestClient;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
 
 /**
  * Does at start-up, on the start-up thread, what the first send would otherwise do on an event-loop thread:
- * create {@link ProviderClient} and the REST client under it (client builder, TLS and filter set-up), and load
+ * create {@link ProviderClient} and the HTTP client under it ({@link ProviderHttp}: its settings, TLS, the Vert.x client), and load
  * SmallRye Fault Tolerance's classes for a guarded {@code Uni} method. Without it the first send of each
  * instance spent up to seconds in class loading on the event loop, stalling every request that loop serves.
  *
@@ -30,9 +29,9 @@ public class ProviderWarmUp {
 
     private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
 
-    void warm(@Observes @Priority(StartupOrder.CLIENTS) StartupEvent start, ProviderClient client, @RestClient ProviderRestClient rest) {
+    void warm(@Observes @Priority(StartupOrder.CLIENTS) StartupEvent start, ProviderClient client, ProviderHttp http) {
         ClientProxy.unwrap(client);
-        ClientProxy.unwrap(rest);
+        ClientProxy.unwrap(http);
         try {
             // the start-up thread, never an event loop; the service is not serving yet
             guarded().await().atMost(Duration.ofSeconds(30)); // blocking-ok

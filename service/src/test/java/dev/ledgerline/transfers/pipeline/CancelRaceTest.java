@@ -72,7 +72,7 @@ class CancelRaceTest {
     void aCancelAndAClaimRacingForATransferNeverBothWin() throws Exception {
         String alice = writer("alice");
         long duplicatesBefore = Sandbox.duplicateExecutions(); // other tests of the run may have made some on purpose
-        // warm-up: the first send of a fresh JVM builds the REST client
+        // warm-up: the first send of a fresh JVM builds the provider's client
         String warm = Api.create(alice, 4000);
         Await.status(warm, "sent", Duration.ofSeconds(20));
 

@@ -182,7 +182,7 @@ class PipelineTest {
         }
         Awaitility.await("and back at 0 once the breaker closed").atMost(DEADLINE)
                 .until(() -> Metrics.sum("ledgerline_provider_breaker_open", "breaker=\"send\"") == 0.0);
-        // the per-call meters of the REST client and of fault tolerance are off: the gauge and the service's own
+        // the per-call meters of the provider's HTTP client and of fault tolerance are off: the gauge and the service's own
         // provider meters are what is exported
         String page = Metrics.scrape();
         assertTrue(page.contains("ledgerline_provider_send_total{"), "the service's own meter of sends");

@@ -57,7 +57,7 @@ class StaleWorkerTest {
 
     @Test
     void aWorkerPausedPastItsLeaseCannotOverwriteTheNewerState() {
-        // one transfer through a healthy provider first: the first send of a fresh JVM builds the REST client,
+        // one transfer through a healthy provider first: the first send of a fresh JVM builds the provider's client,
         // which on a loaded machine can outlast the send's 1 s deadline, and then the send is never written
         Await.status(Api.create(writer("alice"), 1999), "sent", Duration.ofSeconds(15));
         double staleBefore = staleWrites();

@@ -12,8 +12,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The send's body, written field by field, is byte for byte what data binding writes to bytes for the same fields (as the
- * REST client's Jackson writer did), whatever the name holds.
+ * The send's body, written field by field, is byte for byte what data binding writes to bytes for the same fields,
+ * whatever the name holds.
  */
 class PaymentBodyTest {
 

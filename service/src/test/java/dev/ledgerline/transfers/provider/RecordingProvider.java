@@ -2,11 +2,15 @@ package dev.ledgerline.transfers.provider;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsExchange;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -25,8 +29,11 @@ public class RecordingProvider implements QuarkusTestResourceLifecycleManager {
 
     static final String TOKEN = "Bearer conformance-token";
 
-    /** One request as it arrived; header names lower-cased. */
-    public record Recorded(String method, String path, Map<String, String> headers, String body) {
+    /**
+     * One request as it arrived; header names lower-cased; {@code client} is the subject of the certificate the
+     * client presented over TLS, or {@code null}.
+     */
+    public record Recorded(String method, String path, Map<String, String> headers, String body, String client) {
     }
 
     /** What to answer: a status and an optional JSON body. */
@@ -46,8 +53,8 @@ public class RecordingProvider implements QuarkusTestResourceLifecycleManager {
     @Override
     public Map<String, String> start() {
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        } catch (IOException e) {
+            server = create();
+        } catch (IOException | GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
         server.createContext("/", this::handle);
@@ -56,11 +63,24 @@ public class RecordingProvider implements QuarkusTestResourceLifecycleManager {
         current = this;
         // the test profile's 1 s provider timeout is for the pipeline tests; a first call on a busy machine
         // (client start-up, cold code) can take longer, and this test is about what is sent and read, not timing
-        return Map.of("quarkus.rest-client.provider.url", "http://127.0.0.1:" + server.getAddress().getPort(),
+        Map<String, String> settings = new HashMap<>(Map.of(
+                "quarkus.rest-client.provider.url", "http://127.0.0.1:" + server.getAddress().getPort(),
                 "quarkus.rest-client.provider.headers.Authorization", TOKEN,
                 "ledgerline.provider.timeout-ms", "5000",
                 "ledgerline.pipeline.lease", "PT10S",
-                "ledgerline.pipeline.lock-ttl", "PT10S");
+                "ledgerline.pipeline.lock-ttl", "PT10S"));
+        settings.putAll(settings(server.getAddress().getPort()));
+        return settings;
+    }
+
+    /** The server, on a free port of 127.0.0.1. */
+    protected HttpServer create() throws IOException, GeneralSecurityException {
+        return HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    }
+
+    /** Settings beyond (or instead of) the plain ones, for the server on {@code port}. */
+    protected Map<String, String> settings(int port) {
+        return Map.of();
     }
 
     @Override
@@ -89,7 +109,9 @@ public class RecordingProvider implements QuarkusTestResourceLifecycleManager {
             exchange.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT), values.get(0)));
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             String path = exchange.getRequestURI().getRawPath();
-            recorded.add(new Recorded(exchange.getRequestMethod(), path, headers, body));
+            String client = exchange instanceof HttpsExchange tls && tls.getSSLSession().getPeerCertificates()[0]
+                    instanceof X509Certificate certificate ? certificate.getSubjectX500Principal().getName() : null;
+            recorded.add(new Recorded(exchange.getRequestMethod(), path, headers, body, client));
             String reference = headers.containsKey("idempotency-key") ? headers.get("idempotency-key")
                     : path.substring(path.lastIndexOf('/') + 1);
             Scripted answer = answers.getOrDefault(reference, new Scripted(404, null));

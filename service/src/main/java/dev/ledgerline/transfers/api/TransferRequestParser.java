@@ -12,7 +12,7 @@ import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.transfer.TransferRequest;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -56,7 +56,7 @@ import java.util.regex.Pattern;
  * where the key is known ({@code idempotency.IdempotencyService}): a retry of an accepted request after its time is a
  * replay, not a mistake. PostgreSQL's clock decides when it is due (the claim waits for it).
  */
-@ApplicationScoped
+@Singleton
 public class TransferRequestParser {
 
     private static final Set<String> TOP_FIELDS = Set.of("amount", "currency", "destination", "description", "executeAt");

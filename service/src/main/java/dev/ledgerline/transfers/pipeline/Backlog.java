@@ -9,7 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.vertx.core.Vertx;
 import jakarta.annotation.PreDestroy;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code ledgerline_overload_counts_total} counts the counts made.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class Backlog {
 
     private static final Logger LOG = Logger.getLogger(Backlog.class);

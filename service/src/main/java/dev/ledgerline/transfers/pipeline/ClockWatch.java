@@ -10,7 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -43,7 +43,7 @@ import java.time.Instant;
  * from before a skew began, while the first send was still held at a provider running behind.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class ClockWatch {
 
     private static final Logger LOG = Logger.getLogger(ClockWatch.class);

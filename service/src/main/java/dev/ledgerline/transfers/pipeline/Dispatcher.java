@@ -8,7 +8,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * right now. Once stopped (shutdown), nothing new starts here.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class Dispatcher {
 
     private static final Logger LOG = Logger.getLogger(Dispatcher.class);

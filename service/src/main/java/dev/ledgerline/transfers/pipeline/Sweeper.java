@@ -15,7 +15,7 @@ import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * sends one row per batch. One item's failure never cancels the rest of a sweep.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class Sweeper {
 
     private static final Logger LOG = Logger.getLogger(Sweeper.class);

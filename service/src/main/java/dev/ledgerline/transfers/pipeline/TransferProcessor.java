@@ -21,7 +21,7 @@ import io.quarkus.runtime.Startup;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
@@ -44,7 +44,7 @@ import java.util.UUID;
  * before the deadline plus the clock margin is over.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class TransferProcessor {
 
     private static final Logger LOG = Logger.getLogger(TransferProcessor.class);

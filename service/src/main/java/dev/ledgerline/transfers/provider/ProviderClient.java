@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.eclipse.microprofile.faulttolerance.Bulkhead;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Timeout;
@@ -38,7 +38,7 @@ import java.io.IOException;
  * <p>The annotations say which guards each call has; their values are configuration, {@code ledgerline.provider.*}
  * ({@code LedgerlineConfig.Provider}), which application.properties hands to SmallRye Fault Tolerance per method.
  */
-@ApplicationScoped
+@Singleton
 public class ProviderClient implements PaymentProvider {
 
     public static final String SEND_BREAKER = "provider-send";

@@ -1,6 +1,6 @@
 package dev.ledgerline.transfers.provider;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Why it matters: a provider clock <em>behind</em> ours executes a send after the deadline the service set in
  * {@code Ledgerline-Not-After}; ahead, it only refuses early. Thread-safe; read it from any thread.
  */
-@ApplicationScoped
+@Singleton
 public class ProviderClock {
 
     /** Exchanges slower than this are not sampled; the midpoint's own error would exceed the header's resolution. */

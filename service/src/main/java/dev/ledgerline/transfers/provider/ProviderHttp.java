@@ -13,7 +13,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import jakarta.annotation.PreDestroy;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import io.smallrye.config.ConfigValue;
 import io.smallrye.config.SmallRyeConfig;
 import org.eclipse.microprofile.config.Config;
@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * </ul>
  * Any answer, whatever its status, is an {@link Answer}; a failed {@code Uni} is a request that got none.
  */
-@ApplicationScoped
+@Singleton
 public class ProviderHttp {
 
     /** The send's deadline header (RFC 3339); see {@link PaymentOrder#notAfter()}. */

@@ -1,7 +1,6 @@
 package dev.ledgerline.transfers.provider;
 
 import dev.ledgerline.transfers.config.StartupOrder;
-import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.Priority;
@@ -30,8 +29,7 @@ public class ProviderWarmUp {
     private static final Logger LOG = Logger.getLogger(ProviderWarmUp.class);
 
     void warm(@Observes @Priority(StartupOrder.CLIENTS) StartupEvent start, ProviderClient client, ProviderHttp http) {
-        ClientProxy.unwrap(client);
-        ClientProxy.unwrap(http);
+        // both are singletons: injected here, they are created now
         try {
             // the start-up thread, never an event loop; the service is not serving yet
             guarded().await().atMost(Duration.ofSeconds(30)); // blocking-ok

@@ -9,7 +9,7 @@ import io.quarkus.runtime.Startup;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
 import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -34,7 +34,7 @@ import java.util.Optional;
 @Alternative
 @Priority(1)
 @Startup(StartupOrder.BEFORE_SCHEDULER)
-@ApplicationScoped
+@Singleton
 public class CachingJwtParser extends DefaultJWTParser {
 
     private VerifiedTokens verified;

@@ -14,7 +14,7 @@ import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +34,7 @@ import java.util.concurrent.TimeoutException;
  * ({@link FenceQueue}).
  */
 @Startup(StartupOrder.CLIENTS)
-@ApplicationScoped
+@Singleton
 public class TransferRepository {
 
     private final Pool pool;

@@ -74,7 +74,7 @@
  *     lease check                TransferProcessor#sendAndFence (local) lease left >= provider timeout
  *                                                                 + margin, else send nothing and fence
  *                                                                 the row to 'reconciling' (4)
- * (3a) dispatch                  provider.DeadlineFilter        the REST client request filter, at the
+ * (3a) dispatch                  provider.ProviderHttp#send     once the request has its connection, the
  *                                                               last moment before the wire: D_k passed
  *                                                               -> not written (outcome unknown, nothing
  *                                                               left the process); else POST payment with
@@ -367,7 +367,7 @@
  *   MUTANT_PROVIDER_IGNORES_DEADLINE       the provider executes a request
  *                                          whenever it arrives               P1, P5
  *   MUTANT_NO_LEASE_CHECK                  send without the lease check      none: the deadline
- *       (a lease ends after D + margin, so a send past its lease is refused by DeadlineFilter or
+ *       (a lease ends after D + margin, so a send past its lease is refused by ProviderHttp or
  *        the provider; the lease check only spares a doomed request.  ProtocolModelTest asserts
  *        that P1 and P5 HOLD for it, so the claim "the deadline, not the lease check, fences the
  *        send" is itself checked.)
@@ -422,8 +422,8 @@
  *   - A provider that ignores Ledgerline-Not-After (MUTANT_PROVIDER_IGNORES_DEADLINE
  *     shows the double execution); then only its Idempotency-Key handling
  *     (provider_reference) protects the payment, which the model does not check.
- *     DeadlineFilter is not load-bearing here for the same reason: the provider
- *     refuses what the filter would have held back.
+ *     ProviderHttp's deadline check is not load-bearing here for the same reason: the
+ *     provider refuses what the check would have held back.
  *   - Clock skew beyond the configured margin; a lookup lag beyond the
  *     configured bound; lost payments; a rejection after an execution of the
  *     same reference.
@@ -858,7 +858,7 @@ inline process_transfer(me, exp_s, exp_v, exp_g) {
   fi;
 #endif
 
-  /* (3a) dispatch through provider.DeadlineFilter                           */
+  /* (3a) dispatch through provider.ProviderHttp#send                        */
   atomic {
     if
     :: dl_upto < my_k -> wire = wire | BIT(my_k); outcome = 0;

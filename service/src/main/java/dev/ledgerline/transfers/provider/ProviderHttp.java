@@ -57,9 +57,6 @@ import java.util.concurrent.atomic.AtomicReference;
 @Singleton
 public class ProviderHttp {
 
-    /** The send's deadline header (RFC 3339); see {@link PaymentOrder#notAfter()}. */
-    public static final String NOT_AFTER = "Ledgerline-Not-After";
-
     /** The settings under {@code quarkus.rest-client.provider.} this client reads; headers are {@code headers.<name>}. */
     static final Set<String> SETTINGS = Set.of("url", "uri", "connect-timeout", "read-timeout", "connection-pool-size",
             "tls-configuration-name");
@@ -69,7 +66,8 @@ public class ProviderHttp {
     /** Sources at or below this ordinal hold defaults, not settings (MicroProfile Config's lowest for a source is 0). */
     private static final int DEFAULTS_ORDINAL = -1;
     private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized("Idempotency-Key");
-    private static final CharSequence NOT_AFTER_HEADER = HttpHeaders.createOptimized(NOT_AFTER);
+    /** The send's deadline (RFC 3339); see {@link PaymentOrder#notAfter()}. */
+    private static final CharSequence NOT_AFTER = HttpHeaders.createOptimized("Ledgerline-Not-After");
     private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
 
     /** One answer: its status and its whole body. */
@@ -128,7 +126,7 @@ public class ProviderHttp {
         RequestOptions request = request(HttpMethod.POST, payments);
         request.putHeader(HttpHeaders.CONTENT_TYPE, JSON)
                 .putHeader(IDEMPOTENCY_KEY, reference)
-                .putHeader(NOT_AFTER_HEADER, notAfter.toString());
+                .putHeader(NOT_AFTER, notAfter.toString());
         return exchange(request, Buffer.buffer(body), notAfter);
     }
 
@@ -166,12 +164,12 @@ public class ProviderHttp {
                     request.reset(); // the caller left while the connection was coming
                     return;
                 }
-                if (notAfter != null && Instant.now().isAfter(notAfter)) {
+                Instant sentAt = Instant.now(); // the deadline's check and the clock's sample read one instant
+                if (notAfter != null && sentAt.isAfter(notAfter)) {
                     request.reset(); // nothing of it was written: Vert.x writes the head with the first write
                     em.fail(new SendNotWrittenException("the send's deadline " + notAfter + " passed before it was written"));
                     return;
                 }
-                Instant sentAt = Instant.now();
                 long sentNanos = System.nanoTime();
                 (body == null ? request.send() : request.send(body)).compose(response -> {
                     long roundTrip = System.nanoTime() - sentNanos;

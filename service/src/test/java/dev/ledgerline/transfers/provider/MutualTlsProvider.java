@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -86,12 +87,13 @@ public class MutualTlsProvider extends RecordingProvider {
     }
 
     private void keyPair(String name, String subject, String extension) throws IOException {
-        keytool(extension == null
-                ? List.of("-genkeypair", "-alias", name, "-keyalg", "EC", "-groupname", "secp256r1", "-dname", subject,
-                        "-validity", "2", "-storetype", "PKCS12", "-keystore", file(name), "-storepass", PASSWORD)
-                : List.of("-genkeypair", "-alias", name, "-keyalg", "EC", "-groupname", "secp256r1", "-dname", subject,
-                        "-ext", extension, "-validity", "2", "-storetype", "PKCS12", "-keystore", file(name),
-                        "-storepass", PASSWORD));
+        List<String> generate = new ArrayList<>(List.of("-genkeypair", "-alias", name, "-keyalg", "EC", "-groupname",
+                "secp256r1", "-dname", subject, "-validity", "2", "-storetype", "PKCS12", "-keystore", file(name),
+                "-storepass", PASSWORD));
+        if (extension != null) {
+            generate.addAll(List.of("-ext", extension));
+        }
+        keytool(generate);
         keytool(List.of("-exportcert", "-rfc", "-alias", name, "-keystore", file(name), "-storepass", PASSWORD,
                 "-file", dir.resolve(name + ".crt").toString()));
     }
@@ -115,7 +117,7 @@ public class MutualTlsProvider extends RecordingProvider {
     }
 
     private static void keytool(List<String> arguments) throws IOException {
-        List<String> command = new java.util.ArrayList<>();
+        List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
         command.addAll(arguments);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();

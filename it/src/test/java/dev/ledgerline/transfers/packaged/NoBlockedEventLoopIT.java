@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * core a socket write or a {@code Tuple.of} is seen above 100 ms ({@link BlockedThreadReports}, and
  * {@code BlockedThreadReportsTest} for what each kind of report is judged). What used to run for that long at
  * the first request of each application start (the PostgreSQL pool, the provider's HTTP client and its fault
- * tolerance, the request path's beans) is done at start-up by {@code PoolWarmUp} and {@code ProviderWarmUp}.
+ * tolerance, the request path's beans, the body-size filter) is done at start-up by {@code PoolWarmUp},
+ * {@code ProviderWarmUp}, the beans' {@code @Startup} and {@code BodySizeFilter.build}.
  */
 class NoBlockedEventLoopIT {
 

@@ -456,6 +456,14 @@ public interface LedgerlineConfig {
          */
         @WithDefault("60s")
         Duration statisticsCheckEvery();
+
+        /**
+         * How long a fence that finds no batch in flight waits for others to share its statement, when the fence
+         * before it arrived within as long ({@code transfer.FenceQueue}); whole milliseconds, {@code 0} sends every such
+         * fence at once. Each batch is one notifying commit instead of one per fence.
+         */
+        @WithDefault("8ms")
+        Duration fenceLinger();
     }
 
     /** The dev/test default of {@code ledgerline.idempotency.reference-secret}; prod refuses it. */

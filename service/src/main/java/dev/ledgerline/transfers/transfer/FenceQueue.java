@@ -11,6 +11,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
@@ -21,6 +22,13 @@ import java.util.function.Function;
  * waiting for its own WAL flush (bench/FINDINGS.md, bench/DBCOST.md); a batch pays that flush once for all its
  * transfers. Under light load every batch holds one fence and nothing waits; under load the batches grow by
  * themselves, the way group commit does.
+ *
+ * <p>Less CPU per transfer means less queues behind a batch in flight, so at a moderate rate most batches would hold
+ * one fence. A fence that finds no batch in flight and arrived within {@code linger} of the fence before it
+ * therefore waits that long for company before its batch goes, as PostgreSQL's {@code commit_delay} waits when
+ * {@code commit_siblings} are active: the arrivals say more are coming. A fence after a quiet spell goes at once, so a
+ * lightly loaded instance waits for nothing; fences queued behind a batch in flight go as soon as it returns, so a
+ * busy one waits no longer than before.
  *
  * <p>Each fence is still its own conditional write: the statement updates a row only where its (id, version)
  * still matches, and a caller learns whether its row was written. Two fences of one transfer never share a
@@ -46,26 +54,74 @@ final class FenceQueue {
                  String actor, String reason, int refused) {
     }
 
+    /** Runs a task after a delay, off the caller's stack: a Vert.x timer in the service. */
+    interface Delay {
+        void after(long millis, Runnable task);
+    }
+
     private final Queue<Waiting<Fence, Boolean>> waiting = new ConcurrentLinkedQueue<>();
+    /** A batch is being written, or is waiting out its linger before it is. */
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final int maxBatch;
     /** Writes a batch and answers the ids of the rows it wrote. */
     private final Function<List<Fence>, Uni<Set<UUID>>> write;
+    private final long lingerMs;
+    private final long lingerNanos;
+    private final Delay delay;
+    /** {@link System#nanoTime()} of the latest fence's arrival; races between callers only blur the estimate. */
+    private volatile long lastArrival;
 
+    /** Without a linger: a fence goes as soon as no batch is in flight. */
     FenceQueue(int maxBatch, Function<List<Fence>, Uni<Set<UUID>>> write) {
+        this(maxBatch, write, 0, (millis, task) -> {
+            throw new IllegalStateException("no linger configured");
+        });
+    }
+
+    FenceQueue(int maxBatch, Function<List<Fence>, Uni<Set<UUID>>> write, long lingerMs, Delay delay) {
         this.maxBatch = maxBatch;
         this.write = write;
+        this.lingerMs = lingerMs;
+        this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(lingerMs);
+        this.delay = delay;
+        this.lastArrival = System.nanoTime() - lingerNanos - 1;
     }
 
     /** {@code true} when the row was still at the fence's version and now carries its status. */
     Uni<Boolean> fence(Fence fence) {
-        return Waiting.queue(waiting, fence, this::next);
+        return Waiting.queue(waiting, fence, this::arrived);
+    }
+
+    private void arrived() {
+        long now = System.nanoTime();
+        boolean company = now - lastArrival <= lingerNanos;
+        lastArrival = now;
+        if (lingerMs > 0 && company) {
+            if (inFlight.compareAndSet(false, true)) {
+                linger();
+            }
+            return;
+        }
+        next();
+    }
+
+    /** Holds the in-flight flag for {@code linger}, then sends; at once if no timer can be set (Vert.x closing). */
+    private void linger() {
+        try {
+            delay.after(lingerMs, this::send);
+        } catch (RuntimeException e) {
+            send();
+        }
     }
 
     private void next() {
-        if (!inFlight.compareAndSet(false, true)) {
-            return;
+        if (inFlight.compareAndSet(false, true)) {
+            send();
         }
+    }
+
+    /** Writes what waits, holding the in-flight flag. */
+    private void send() {
         List<Waiting<Fence, Boolean>> batch = take();
         if (batch.isEmpty()) {
             inFlight.set(false);

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -48,7 +49,7 @@ public class TransferRepository {
     private final long settleMs;
     /** How long after a reference's first send the claim still lets a send of it leave: the key window less margins. */
     private final long keyUsableMs;
-    private final FenceQueue fences = new FenceQueue(TransferSql.MAX_FENCE_BATCH, this::fenceBatch);
+    private final FenceQueue fences;
     private final ProbeQueue probes = new ProbeQueue(TransferSql.MAX_PROBE_BATCH, this::existing);
     /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
     private final DistributionSummary fenceBatchSize;
@@ -59,8 +60,10 @@ public class TransferRepository {
     /** What an account opening on first use holds ({@code ledgerline.ledger.opening-balance}). */
     private final long openingBalance;
 
-    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics, AdoptedServer adopted) {
+    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics, AdoptedServer adopted, Vertx vertx) {
         this.pool = pool;
+        this.fences = new FenceQueue(TransferSql.MAX_FENCE_BATCH, this::fenceBatch, config.database().fenceLinger().toMillis(),
+                (millis, task) -> vertx.setTimer(millis, timer -> task.run()));
         this.adopted = adopted;
         this.fenceBatchSize = Meters.FENCE_BATCH_SIZE.summary()
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)

@@ -199,4 +199,79 @@ class FenceQueueTest {
         statement.commit();
         assertTrue(answers.get(3).join());
     }
+
+    /** The linger's timers, run when the test says so. */
+    private static final class Timers implements FenceQueue.Delay {
+        final List<Runnable> armed = new ArrayList<>();
+        final List<Long> delays = new ArrayList<>();
+
+        @Override
+        public void after(long millis, Runnable task) {
+            delays.add(millis);
+            armed.add(task);
+        }
+
+        void fire() {
+            armed.remove(0).run();
+        }
+    }
+
+    @Test
+    void aFenceCloseBehindAnotherWaitsOutTheLingerAndTakesWhatArrivedMeanwhile() {
+        Statement statement = new Statement();
+        Timers timers = new Timers();
+        // a linger no test run outlasts: "within the linger" holds for every arrival below
+        FenceQueue queue = new FenceQueue(64, statement::write, 60_000, timers);
+        UUID a = UUID.randomUUID(), b = UUID.randomUUID(), c = UUID.randomUUID();
+
+        CompletableFuture<Boolean> first = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        assertEquals(List.of(a), statement.last(), "the first fence after a quiet spell goes at once");
+        assertTrue(timers.armed.isEmpty());
+        statement.commit();
+        assertTrue(first.join());
+
+        CompletableFuture<Boolean> second = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> third = queue.fence(fence(c, 1)).subscribeAsCompletionStage();
+        assertEquals(1, statement.batches.size(), "b came close behind a: it waits for company");
+        assertEquals(List.of(60_000L), timers.delays, "one timer for the batch, not one per fence");
+
+        timers.fire();
+        assertEquals(List.of(b, c), statement.last(), "the lingering batch takes the fence that arrived meanwhile");
+        statement.commit(c);
+        assertTrue(second.join());
+        assertFalse(third.join());
+    }
+
+    @Test
+    void fencesQueuedBehindABatchInFlightDoNotLinger() {
+        Statement statement = new Statement();
+        Timers timers = new Timers();
+        FenceQueue queue = new FenceQueue(64, statement::write, 60_000, timers);
+        UUID a = UUID.randomUUID(), b = UUID.randomUUID(), c = UUID.randomUUID();
+
+        queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> second = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
+        queue.fence(fence(c, 1)).subscribeAsCompletionStage();
+        statement.commit();
+
+        assertEquals(List.of(b, c), statement.last(), "they go as soon as the batch in flight returns");
+        assertTrue(timers.armed.isEmpty(), "the batch in flight was their company; no timer");
+        statement.commit();
+        assertTrue(second.join());
+    }
+
+    @Test
+    void withoutALingerAFenceCloseBehindAnotherGoesAtOnce() {
+        Statement statement = new Statement();
+        Timers timers = new Timers();
+        FenceQueue queue = new FenceQueue(64, statement::write, 0, timers);
+        UUID a = UUID.randomUUID(), b = UUID.randomUUID();
+
+        queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        statement.commit();
+        queue.fence(fence(b, 1)).subscribeAsCompletionStage();
+
+        assertEquals(List.of(b), statement.last());
+        assertTrue(timers.armed.isEmpty());
+    }
 }

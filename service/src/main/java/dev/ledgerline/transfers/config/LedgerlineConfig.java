@@ -459,7 +459,7 @@ public interface LedgerlineConfig {
 
         /**
          * How long a fence that finds no batch in flight waits for others to share its statement, when the fence
-         * before it arrived within as long ({@code transfer.FenceQueue}); whole milliseconds, {@code 0} sends every such
+         * before it arrived within as long ({@code transfer.BatchQueue}); whole milliseconds, {@code 0} sends every such
          * fence at once. Each batch is one notifying commit instead of one per fence.
          */
         @WithDefault("8ms")

@@ -32,6 +32,8 @@ public enum Meters {
     FENCE_BATCH_SIZE("ledgerline.fence.batch.size", "fences",
             "Fences written by one batch statement (one commit, one WAL flush)", List.of()),
     CLAIM("ledgerline.claim", null, List.of("result")),
+    CLAIM_BATCH_SIZE("ledgerline.claim.batch.size", "claims",
+            "Claims written by one statement (one commit): claims asked for while one is in flight go together", List.of()),
     LOCK_ACQUIRE("ledgerline.lock.acquire", null, List.of("result")),
     LOCK_RELEASE("ledgerline.lock.release", null, List.of("result")),
     PIPELINE_PASSES("ledgerline.pipeline.passes", null, List.of("outcome")),

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
- * Whether rows exist, asked in batches with one batch in flight at a time, as {@link FenceQueue} sends fences: a
+ * Whether rows exist, asked in batches with one batch in flight at a time, as {@link BatchQueue} sends fences: a
  * probe asked for while none is in flight goes at once, alone; the probes asked for meanwhile go together in the
  * next statement. A replay answered from a final idempotency entry checks its row this way: one statement per
  * replay cost PostgreSQL more than the replay cost the service (bench/CPU-AB.md), and a batch of sixteen ids costs

@@ -23,16 +23,18 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 
 /**
  * Every read and write of {@code transfers} and {@code transfer_events}, each one statement of {@link TransferSql}:
- * the conditional UPDATEs that carry the protocol's guarantees, their parameters, and the batching of fences
- * ({@link FenceQueue}).
+ * the conditional UPDATEs that carry the protocol's guarantees, their parameters, and the batching of claims and fences
+ * ({@link BatchQueue}).
  */
 @Startup(StartupOrder.CLIENTS)
 @Singleton
@@ -49,10 +51,14 @@ public class TransferRepository {
     private final long settleMs;
     /** How long after a reference's first send the claim still lets a send of it leave: the key window less margins. */
     private final long keyUsableMs;
-    private final FenceQueue fences;
+    private final BatchQueue<Fence, Set<UUID>, Boolean> fences;
+    private final BatchQueue<ClaimAsked, Map<UUID, Claim>, Claim> claims = new BatchQueue<>("claim",
+            TransferSql.MAX_CLAIM_BATCH, asked -> asked.seen().id(), this::claimBatch, (claimed, asked) -> claimed.get(asked.seen().id()));
     private final ProbeQueue probes = new ProbeQueue(TransferSql.MAX_PROBE_BATCH, this::existing);
     /** Fences per batch statement: 1 while fences do not overlap, growing with the load (bench/DBCOST.md). */
     private final DistributionSummary fenceBatchSize;
+    /** Claims per statement, as {@link #fenceBatchSize} counts fences. */
+    private final DistributionSummary claimBatchSize;
     /** What the last adoption statement said of the server that answers. */
     private final AdoptedServer adopted;
     /** Whether an insert holds the amount from its owner's account ({@code ledgerline.ledger.enabled}). */
@@ -62,10 +68,14 @@ public class TransferRepository {
 
     public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics, AdoptedServer adopted, Vertx vertx) {
         this.pool = pool;
-        this.fences = new FenceQueue(TransferSql.MAX_FENCE_BATCH, this::fenceBatch, config.database().fenceLinger().toMillis(),
+        this.fences = new BatchQueue<>("fence", TransferSql.MAX_FENCE_BATCH, Fence::id, this::fenceBatch,
+                (written, fence) -> written.contains(fence.id()), config.database().fenceLinger().toMillis(),
                 (millis, task) -> vertx.setTimer(millis, timer -> task.run()));
         this.adopted = adopted;
         this.fenceBatchSize = Meters.FENCE_BATCH_SIZE.summary()
+                .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
+                .register(metrics);
+        this.claimBatchSize = Meters.CLAIM_BATCH_SIZE.summary()
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
                 .register(metrics);
         this.deadline = config.database().timeout();
@@ -192,20 +202,67 @@ public class TransferRepository {
         return run(TransferSql.EXISTING_AMONG, Tuple.tuple().addArrayOfUUID(ids.toArray(UUID[]::new))).map(rows -> new HashSet<>(ids(rows, "id")));
     }
 
-    /** The claim, or {@code null} when the row is no longer what the caller saw (someone else moved it). */
+    /** One claim asked for: {@link #claim}'s arguments. */
+    private record ClaimAsked(Seen seen, String worker, Duration lease, String reason) {
+    }
+
+    /**
+     * The claim ({@link TransferSql#CLAIM}), or {@code null} when the row is no longer what the caller saw (someone else
+     * moved it). The claims asked for while one is in flight go together in the next statement
+     * ({@link TransferSql#CLAIM_BATCH}), each under its own conditions.
+     */
     public Uni<Claim> claim(Seen seen, String worker, Duration lease, String reason) {
-        UUID id = seen.id();
-        return run(TransferSql.CLAIM, Tuple.from(Arrays.asList(id, worker, lease.toMillis(), reason, seen.status().db(), seen.version(),
-                sendWindowMs, settleMs, keyUsableMs)))
-                .map(rows -> {
-                    Row row = first(rows);
-                    return row == null ? null : new Claim(id, row.getLong("version"), row.getUUID("claim_token"),
-                            row.getString("provider_reference"),
-                            row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
-                            row.getString("destination_name"), row.getOffsetDateTime("created_at"),
-                            row.getOffsetDateTime("lease_expires_at"), row.getOffsetDateTime("send_not_after"),
-                            row.getInteger("sends"), TransferStatus.fromDb(row.getString("previous_status")));
-                });
+        return claims.submit(new ClaimAsked(seen, worker, lease, reason));
+    }
+
+    /** The claims a batch won, by id: {@link TransferSql#CLAIM} alone, {@link TransferSql#CLAIM_BATCH} for more. */
+    private Uni<Map<UUID, Claim>> claimBatch(List<ClaimAsked> batch) {
+        int n = batch.size();
+        claimBatchSize.record(n);
+        if (n == 1) {
+            ClaimAsked c = batch.get(0);
+            UUID id = c.seen().id();
+            return run(TransferSql.CLAIM, Tuple.from(Arrays.asList(id, c.worker(), c.lease().toMillis(), c.reason(),
+                    c.seen().status().db(), c.seen().version(), sendWindowMs, settleMs, keyUsableMs)))
+                    .map(rows -> {
+                        Row row = first(rows);
+                        return row == null ? Map.of() : Map.of(id, claim(id, row));
+                    });
+        }
+        UUID[] ids = new UUID[n];
+        String[] workers = new String[n];
+        Long[] leases = new Long[n];
+        String[] reasons = new String[n];
+        String[] statuses = new String[n];
+        Long[] versions = new Long[n];
+        for (int i = 0; i < n; i++) {
+            ClaimAsked c = batch.get(i);
+            ids[i] = c.seen().id();
+            workers[i] = c.worker();
+            leases[i] = c.lease().toMillis();
+            reasons[i] = c.reason();
+            statuses[i] = c.seen().status().db();
+            versions[i] = c.seen().version();
+        }
+        Tuple params = Tuple.tuple().addArrayOfUUID(ids).addArrayOfString(workers).addArrayOfLong(leases)
+                .addArrayOfString(reasons).addArrayOfString(statuses).addArrayOfLong(versions)
+                .addLong(sendWindowMs).addLong(settleMs).addLong(keyUsableMs);
+        return run(TransferSql.CLAIM_BATCH, params).map(rows -> {
+            Map<UUID, Claim> won = new HashMap<>();
+            for (Row row : rows) {
+                UUID id = row.getUUID("id");
+                won.put(id, claim(id, row));
+            }
+            return won;
+        });
+    }
+
+    private static Claim claim(UUID id, Row row) {
+        return new Claim(id, row.getLong("version"), row.getUUID("claim_token"), row.getString("provider_reference"),
+                row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
+                row.getString("destination_name"), row.getOffsetDateTime("created_at"),
+                row.getOffsetDateTime("lease_expires_at"), row.getOffsetDateTime("send_not_after"),
+                row.getInteger("sends"), TransferStatus.fromDb(row.getString("previous_status")));
     }
 
     /**
@@ -223,11 +280,11 @@ public class TransferRepository {
      */
     public Uni<Boolean> fence(UUID id, long claimedVersion, UUID claimToken, TransferStatus status, String failureReason,
                               Duration nextAttemptIn, String actor, String reason, boolean refused) {
-        return fences.fence(new FenceQueue.Fence(id, claimedVersion, claimToken, status.db(), failureReason,
+        return fences.submit(new Fence(id, claimedVersion, claimToken, status.db(), failureReason,
                 nextAttemptIn.toMillis(), actor, reason, refused ? 1 : 0));
     }
 
-    private Uni<Set<UUID>> fenceBatch(List<FenceQueue.Fence> batch) {
+    private Uni<Set<UUID>> fenceBatch(List<Fence> batch) {
         int n = batch.size();
         fenceBatchSize.record(n);
         UUID[] ids = new UUID[n];
@@ -240,7 +297,7 @@ public class TransferRepository {
         Integer[] refused = new Integer[n];
         UUID[] tokens = new UUID[n];
         for (int i = 0; i < n; i++) {
-            FenceQueue.Fence f = batch.get(i);
+            Fence f = batch.get(i);
             ids[i] = f.id();
             versions[i] = f.version();
             statuses[i] = f.status();

@@ -318,6 +318,22 @@ final class TransferSql {
     static final int MAX_PROBE_BATCH = 64;
 
     /**
+     * The rows of the ids {@code $1}, locked in id order before a batch statement writes them ({@code locked}, which
+     * the write must read for it to run): two instances' batches that share rows then wait for each other instead of
+     * deadlocking.
+     */
+    private static final String LOCKED_IN_ID_ORDER = """
+            locked AS MATERIALIZED (
+                SELECT id FROM transfers WHERE id = ANY($1::uuid[]) AND created_at >= (SELECT min(ledgerline_transfer_id_time(i))
+                                                                                         FROM unnest($1::uuid[]) i)
+                 ORDER BY id FOR UPDATE)
+            """;
+
+    /** What a claim answers, read from the written row (and {@link #CLAIM_BATCH}'s {@code id} before it). */
+    static final String CLAIM_RESULT = "version, provider_reference, amount, currency, destination_iban, destination_name, "
+            + "created_at, lease_expires_at, send_not_after, claim_token, sends, previous_status";
+
+    /**
      * The claim: a worker takes the row only if it is still exactly what the worker's caller saw — the
      * same pending or reconciling status at the same version — and taking it bumps the version (the
      * fencing token). Matching on "pending or reconciling" alone is not enough: a worker dispatched for a
@@ -355,11 +371,43 @@ final class TransferSql {
                AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
             RETURNING id, version, status, provider_reference, amount, currency, destination_iban, destination_name,
                       created_at, lease_expires_at, send_not_after, claim_token, sends,\s""" + EVENT_COLUMNS,
-            "version, provider_reference, amount, currency, destination_iban, destination_name, created_at, "
-                    + "lease_expires_at, send_not_after, claim_token, sends, previous_status");
+            CLAIM_RESULT);
 
     /**
-     * The fence, for a batch of transfers ({@link FenceQueue}): each final write applies only if its writer still
+     * {@link #CLAIM} for a batch of transfers ({@link BatchQueue}), each row under exactly the conditions of its own
+     * claim: {@code $1} the ids and, element by element, {@code $2} the worker, {@code $3} the lease in ms, {@code $4}
+     * the reason, {@code $5}/{@code $6} the status and version its caller saw; {@code $7}–{@code $9} as in
+     * {@link #CLAIM}. A row whose conditions do not hold is not written and answers nothing; the others are claimed
+     * as if each had its own statement, committed together. The rows are locked in id order first, as
+     * {@link #FENCE} locks them, so two instances' batches that share rows wait for each other instead of deadlocking.
+     */
+    static final String CLAIM_BATCH = recorded("WITH " + LOCKED_IN_ID_ORDER + """
+            UPDATE transfers t
+               SET previous_status = t.status, status = 'processing', version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), claimed_by = c.worker,
+                   claim_token = gen_random_uuid(),
+                   lease_expires_at = now() + c.lease * interval '1 millisecond',
+                   send_not_after = now() + $7::bigint * interval '1 millisecond',
+                   first_sent_at = coalesce(t.first_sent_at, now()),
+                   attempts = t.attempts + 1, sends = t.sends + 1,
+                   updated_at = now(), last_actor = c.worker, last_reason = c.reason
+              FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
+                   AS c (id, worker, lease, reason, status, version)
+             WHERE t.id = c.id AND t.status = c.status AND t.version = c.version AND t.status IN ('pending', 'reconciling')
+               AND t.id IN (SELECT id FROM locked)
+               AND t.created_at >= (SELECT min(ledgerline_transfer_id_time(i)) FROM unnest($1::uuid[]) i)
+               AND (t.send_not_after IS NULL OR t.send_not_after + $8::bigint * interval '1 millisecond' <= now())
+               AND (t.first_sent_at IS NULL OR t.first_sent_at + $9::bigint * interval '1 millisecond' > now())
+               AND (t.execute_at IS NULL OR t.execute_at <= now())
+               AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time())
+            RETURNING t.id, t.version, t.status, t.provider_reference, t.amount, t.currency, t.destination_iban,
+                      t.destination_name, t.created_at, t.lease_expires_at, t.send_not_after, t.claim_token, t.sends,
+                      t.previous_status, t.last_actor, t.last_reason, t.feed_xid""", "id, " + CLAIM_RESULT);
+
+    /** The most claims one {@link #CLAIM_BATCH} carries. */
+    static final int MAX_CLAIM_BATCH = 64;
+
+    /**
+     * The fence, for a batch of transfers ({@link BatchQueue}): each final write applies only if its writer still
      * holds the version it claimed ({@code $1}/{@code $2} element by element; the other arrays carry each fence's
      * status, failure reason, delay of the next attempt in ms, actor, reason, and 1 if the send was refused). The
      * next attempt (for {@code reconciling}) comes no earlier than the last send's deadline plus {@code $9} ms.
@@ -368,11 +416,7 @@ final class TransferSql {
      * id order first, so two instances' batches that share rows wait for each other instead of deadlocking.
      * Answers the id and new version of each row written.
      */
-    static final String FENCE = recorded("""
-            WITH locked AS MATERIALIZED (
-                SELECT id FROM transfers WHERE id = ANY($1::uuid[]) AND created_at >= (SELECT min(ledgerline_transfer_id_time(f))
-                                                                                         FROM unnest($1::uuid[]) f)
-                 ORDER BY id FOR UPDATE)
+    static final String FENCE = recorded("WITH " + LOCKED_IN_ID_ORDER + """
             UPDATE transfers t
                SET previous_status = t.status, status = f.status, version = t.version + 1, feed_xid = greatest(t.feed_xid, pg_current_xact_id()), failure_reason = f.failure_reason,
                    claimed_by = NULL, claim_token = NULL, lease_expires_at = NULL,

@@ -8,7 +8,7 @@ import io.vertx.core.Vertx;
 import java.util.Queue;
 
 /**
- * A caller of a batching queue ({@link FenceQueue}, {@link ProbeQueue}) waiting for the answer about its {@code item}:
+ * A caller of a batching queue ({@link BatchQueue}, {@link ProbeQueue}) waiting for the answer about its {@code item}:
  * answered on the caller's own Vert.x context, not on the one that ran the batch.
  */
 record Waiting<T, R>(T item, Context context, UniEmitter<? super R> emitter) {

@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  */
 final class PgbenchScript {
 
-    /** Transfers per run of the script: their fences go in one statement, as {@link FenceQueue} batches them. */
+    /** Transfers per run of the script: their fences go in one statement, as {@link BatchQueue} batches them. */
     static final int BATCH = 4;
 
     /** What {@code bench/servicecost.sh} opens each account with. */
@@ -81,8 +81,9 @@ final class PgbenchScript {
                 -- FENCE), each parameter replaced by the value the service binds with the prod profile's settings. Per
                 -- pgbench transaction %d transfers: each is accepted (the insert, which holds its amount on the owner's
                 -- account) and claimed by its own statement, in its own implicit transaction, as the service's pool runs
-                -- them; their fences to sent (which post the holds) go in one statement, as FenceQueue sends the fences
-                -- that waited while the previous batch was in flight. Each pgbench client is its own account's owner
+                -- them (the service's claims share a statement only when they queue behind one in flight: this script
+                -- keeps them apart); their fences to sent (which post the holds) go in one statement, as BatchQueue
+                -- sends the fences that waited while the previous batch was in flight. Each pgbench client is its own account's owner
                 -- (bench-<client_id>, opened on first use with %d), as bench/servicecost.sh's OWNERS spreads
                 -- transfers over principals. The claim needs the server adopted: INSERT INTO database_epochs (started_at)
                 -- VALUES (pg_postmaster_start_time()) ON CONFLICT DO NOTHING on a migrated database first.

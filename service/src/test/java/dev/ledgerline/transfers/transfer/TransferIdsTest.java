@@ -82,6 +82,9 @@ class TransferIdsTest {
                 "find by key", "PREPARE s (text, text) AS " + TransferSql.FIND_BY_KEY + "; EXECUTE s ('" + owner + "', '" + key + "')",
                 "claim", "PREPARE s (uuid, text, bigint, text, text, bigint, bigint, bigint, bigint) AS " + TransferSql.CLAIM
                         + "; EXECUTE s ('" + id + "', 'test', 1000, 'plan', 'pending', 0, 1000, 0, 1000)",
+                "claim batch", "PREPARE s (uuid[], text[], bigint[], text[], text[], bigint[], bigint, bigint, bigint) AS "
+                        + TransferSql.CLAIM_BATCH + "; EXECUTE s (ARRAY['" + id + "']::uuid[], ARRAY['test'], ARRAY[1000], "
+                        + "ARRAY['plan'], ARRAY['pending'], ARRAY[0], 1000, 0, 1000)",
                 "cancel", "PREPARE s (uuid, bigint, text, text) AS " + TransferSql.CANCEL + "; EXECUTE s ('" + id + "', 0, 'test', 'plan')",
                 "history", "PREPARE s (uuid) AS " + TransferSql.EVENTS + "; EXECUTE s ('" + id + "')");
         for (String mode : List.of("force_custom_plan", "force_generic_plan")) {

@@ -26,16 +26,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * transfer never share a statement, every caller hears about its own row only, and a batch the database
  * refused is written again one fence at a time, so one fence it cannot store fails only itself.
  */
-class FenceQueueTest {
+class BatchQueueTest {
 
     private static final Duration WAIT = Duration.ofSeconds(5);
 
     /** A stand-in for the statement: records each batch and answers when the test says so. */
     private static final class Statement {
-        final List<List<FenceQueue.Fence>> batches = new ArrayList<>();
+        final List<List<Fence>> batches = new ArrayList<>();
         final List<UniEmitter<? super Set<UUID>>> pending = new ArrayList<>();
 
-        Uni<Set<UUID>> write(List<FenceQueue.Fence> batch) {
+        Uni<Set<UUID>> write(List<Fence> batch) {
             return Uni.createFrom().emitter(emitter -> {
                 batches.add(List.copyOf(batch));
                 pending.add(emitter);
@@ -44,7 +44,7 @@ class FenceQueueTest {
 
         /** Answers the oldest open batch: every row written except {@code stale}. */
         void commit(UUID... stale) {
-            List<FenceQueue.Fence> batch = batches.get(batches.size() - pending.size());
+            List<Fence> batch = batches.get(batches.size() - pending.size());
             Set<UUID> written = new HashSet<>();
             batch.forEach(f -> written.add(f.id()));
             written.removeAll(Set.of(stale));
@@ -58,7 +58,7 @@ class FenceQueueTest {
 
         /** The fences of the latest batch, by id. */
         List<UUID> last() {
-            return batches.get(batches.size() - 1).stream().map(FenceQueue.Fence::id).toList();
+            return batches.get(batches.size() - 1).stream().map(Fence::id).toList();
         }
     }
 
@@ -67,26 +67,36 @@ class FenceQueueTest {
         return new PgException("invalid byte sequence for encoding \"UTF8\": 0x00", "ERROR", "22021", null);
     }
 
-    private static FenceQueue.Fence fence(UUID id, long version) {
-        return new FenceQueue.Fence(id, version, null, "sent", null, 0, "test", "provider completed", 0);
+    /** The queue as the repository builds it for fences: a fence hears whether its row was written. */
+    private static BatchQueue<Fence, Set<UUID>, Boolean> fences(int maxBatch, Statement statement) {
+        return new BatchQueue<>("fence", maxBatch, Fence::id, statement::write, (written, f) -> written.contains(f.id()));
+    }
+
+    private static BatchQueue<Fence, Set<UUID>, Boolean> fences(int maxBatch, Statement statement, long lingerMs, Timers timers) {
+        return new BatchQueue<>("fence", maxBatch, Fence::id, statement::write, (written, f) -> written.contains(f.id()),
+                lingerMs, timers);
+    }
+
+    private static Fence fence(UUID id, long version) {
+        return new Fence(id, version, null, "sent", null, 0, "test", "provider completed", 0);
     }
 
     @Test
     void fencesThatWaitForTheBatchInFlightGoTogetherInTheNext() {
         Statement statement = new Statement();
-        FenceQueue queue = new FenceQueue(64, statement::write);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement);
         UUID a = UUID.randomUUID(), b = UUID.randomUUID(), c = UUID.randomUUID();
 
-        CompletableFuture<Boolean> first = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> second = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> third = queue.fence(fence(c, 3)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> first = queue.submit(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> second = queue.submit(fence(b, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> third = queue.submit(fence(c, 3)).subscribeAsCompletionStage();
         assertEquals(1, statement.batches.size(), "one batch in flight: the others wait");
-        assertEquals(List.of(a), statement.batches.get(0).stream().map(FenceQueue.Fence::id).toList());
+        assertEquals(List.of(a), statement.batches.get(0).stream().map(Fence::id).toList());
 
         statement.commit();
         assertTrue(first.join());
         assertEquals(2, statement.batches.size(), "the waiting fences leave as soon as the batch is answered");
-        assertEquals(List.of(b, c), statement.batches.get(1).stream().map(FenceQueue.Fence::id).toList());
+        assertEquals(List.of(b, c), statement.batches.get(1).stream().map(Fence::id).toList());
         assertFalse(second.isDone(), "nobody is answered before their own statement");
 
         statement.commit(c);
@@ -97,19 +107,19 @@ class FenceQueueTest {
     @Test
     void twoFencesOfOneTransferNeverShareAStatement() {
         Statement statement = new Statement();
-        FenceQueue queue = new FenceQueue(64, statement::write);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement);
         UUID other = UUID.randomUUID(), a = UUID.randomUUID();
 
-        queue.fence(fence(other, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> mine = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> again = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(other, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> mine = queue.submit(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> again = queue.submit(fence(a, 1)).subscribeAsCompletionStage();
         statement.commit();
 
-        assertEquals(List.of(a), statement.batches.get(1).stream().map(FenceQueue.Fence::id).toList(),
+        assertEquals(List.of(a), statement.batches.get(1).stream().map(Fence::id).toList(),
                 "the second fence of a waits for the next statement");
         statement.commit();
         assertTrue(mine.join());
-        assertEquals(List.of(a), statement.batches.get(2).stream().map(FenceQueue.Fence::id).toList());
+        assertEquals(List.of(a), statement.batches.get(2).stream().map(Fence::id).toList());
         statement.commit(a);
         assertFalse(again.join(), "the repeat finds the row already moved on, and says so");
     }
@@ -117,20 +127,20 @@ class FenceQueueTest {
     @Test
     void aBatchTheDatabaseRefusesIsRetriedOneFenceAtATimeSoAPoisonedFenceFailsOnlyItself() {
         Statement statement = new Statement();
-        FenceQueue queue = new FenceQueue(64, statement::write);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement);
         UUID first = UUID.randomUUID(), a = UUID.randomUUID(), poisoned = UUID.randomUUID(), b = UUID.randomUUID(),
                 stale = UUID.randomUUID(), later = UUID.randomUUID();
 
-        queue.fence(fence(first, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> answerA = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> answerPoisoned = queue.fence(fence(poisoned, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> answerB = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> answerStale = queue.fence(fence(stale, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(first, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerA = queue.submit(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerPoisoned = queue.submit(fence(poisoned, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerB = queue.submit(fence(b, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerStale = queue.submit(fence(stale, 1)).subscribeAsCompletionStage();
         statement.commit();
         assertEquals(List.of(a, poisoned, b, stale), statement.last());
 
         statement.fail(cannotStoreNul());
-        CompletableFuture<Boolean> answerLater = queue.fence(fence(later, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> answerLater = queue.submit(fence(later, 1)).subscribeAsCompletionStage();
         assertEquals(List.of(a), statement.last(), "the refused batch is written again, one fence per statement");
         assertFalse(answerA.isDone(), "nobody hears about the refused batch: it wrote nothing");
         statement.commit();
@@ -156,11 +166,11 @@ class FenceQueueTest {
     @Test
     void whenTheDatabaseStopsAnsweringDuringTheRetriesTheRestFailWithoutAStatementEach() {
         Statement statement = new Statement();
-        FenceQueue queue = new FenceQueue(64, statement::write);
-        queue.fence(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage();
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement);
+        queue.submit(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage();
         List<CompletableFuture<Boolean>> answers = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            answers.add(queue.fence(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage());
+            answers.add(queue.submit(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage());
         }
         statement.commit();
         statement.fail(cannotStoreNul());
@@ -174,7 +184,7 @@ class FenceQueueTest {
         assertEquals(4, statement.batches.size(),
                 "an answer lost says nothing about one row: no statement for each of the others, they fail at once");
         UUID next = UUID.randomUUID();
-        CompletableFuture<Boolean> after = queue.fence(fence(next, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> after = queue.submit(fence(next, 1)).subscribeAsCompletionStage();
         assertEquals(List.of(next), statement.last(), "the queue goes on");
         statement.commit();
         assertTrue(after.join());
@@ -183,10 +193,10 @@ class FenceQueueTest {
     @Test
     void aBatchIsBoundedAndOneThatFailedWithoutTheDatabasesAnswerFailsEachOfItsFences() {
         Statement statement = new Statement();
-        FenceQueue queue = new FenceQueue(2, statement::write);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(2, statement);
         List<CompletableFuture<Boolean>> answers = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            answers.add(queue.fence(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage());
+            answers.add(queue.submit(fence(UUID.randomUUID(), 1)).subscribeAsCompletionStage());
         }
         statement.commit();
         assertEquals(2, statement.batches.get(1).size(), "at most maxBatch fences per statement");
@@ -201,7 +211,7 @@ class FenceQueueTest {
     }
 
     /** The linger's timers, run when the test says so. */
-    private static final class Timers implements FenceQueue.Delay {
+    private static final class Timers implements BatchQueue.Delay {
         final List<Runnable> armed = new ArrayList<>();
         final List<Long> delays = new ArrayList<>();
 
@@ -221,17 +231,17 @@ class FenceQueueTest {
         Statement statement = new Statement();
         Timers timers = new Timers();
         // a linger no test run outlasts: "within the linger" holds for every arrival below
-        FenceQueue queue = new FenceQueue(64, statement::write, 60_000, timers);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement, 60_000, timers);
         UUID a = UUID.randomUUID(), b = UUID.randomUUID(), c = UUID.randomUUID();
 
-        CompletableFuture<Boolean> first = queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> first = queue.submit(fence(a, 1)).subscribeAsCompletionStage();
         assertEquals(List.of(a), statement.last(), "the first fence after a quiet spell goes at once");
         assertTrue(timers.armed.isEmpty());
         statement.commit();
         assertTrue(first.join());
 
-        CompletableFuture<Boolean> second = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> third = queue.fence(fence(c, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> second = queue.submit(fence(b, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> third = queue.submit(fence(c, 1)).subscribeAsCompletionStage();
         assertEquals(1, statement.batches.size(), "b came close behind a: it waits for company");
         assertEquals(List.of(60_000L), timers.delays, "one timer for the batch, not one per fence");
 
@@ -246,12 +256,12 @@ class FenceQueueTest {
     void fencesQueuedBehindABatchInFlightDoNotLinger() {
         Statement statement = new Statement();
         Timers timers = new Timers();
-        FenceQueue queue = new FenceQueue(64, statement::write, 60_000, timers);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement, 60_000, timers);
         UUID a = UUID.randomUUID(), b = UUID.randomUUID(), c = UUID.randomUUID();
 
-        queue.fence(fence(a, 1)).subscribeAsCompletionStage();
-        CompletableFuture<Boolean> second = queue.fence(fence(b, 1)).subscribeAsCompletionStage();
-        queue.fence(fence(c, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(a, 1)).subscribeAsCompletionStage();
+        CompletableFuture<Boolean> second = queue.submit(fence(b, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(c, 1)).subscribeAsCompletionStage();
         statement.commit();
 
         assertEquals(List.of(b, c), statement.last(), "they go as soon as the batch in flight returns");
@@ -264,12 +274,12 @@ class FenceQueueTest {
     void withoutALingerAFenceCloseBehindAnotherGoesAtOnce() {
         Statement statement = new Statement();
         Timers timers = new Timers();
-        FenceQueue queue = new FenceQueue(64, statement::write, 0, timers);
+        BatchQueue<Fence, Set<UUID>, Boolean> queue = fences(64, statement, 0, timers);
         UUID a = UUID.randomUUID(), b = UUID.randomUUID();
 
-        queue.fence(fence(a, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(a, 1)).subscribeAsCompletionStage();
         statement.commit();
-        queue.fence(fence(b, 1)).subscribeAsCompletionStage();
+        queue.submit(fence(b, 1)).subscribeAsCompletionStage();
 
         assertEquals(List.of(b), statement.last());
         assertTrue(timers.armed.isEmpty());

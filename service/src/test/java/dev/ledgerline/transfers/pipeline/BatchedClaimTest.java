@@ -1,7 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.devstack.LocalPostgres;
-import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.Claim;
@@ -59,12 +58,7 @@ class BatchedClaimTest {
         String stale = HandMadeRows.insert("pending", 13, "NULL", "'infinity'");
         // its last send's deadline has just passed: the settle time after it has not, so no resend may be claimed
         String unsettled = HandMadeRows.insert("reconciling", 14, "now()", "'infinity'");
-        String scheduled = UUID.randomUUID().toString();
-        Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
-                        + "destination_name, provider_reference, status, execute_at, next_attempt_at, last_actor) "
-                        + "VALUES (?::uuid, 'by-hand', ?, 'fp', 15, 'EUR', ?, 'Ada Lovelace', ?, 'pending', now() + interval '1 hour', "
-                        + "'infinity', 'test')",
-                scheduled, "by-hand-" + scheduled, Api.IBAN, "ll_" + scheduled.replace("-", ""));
+        String scheduled = HandMadeRows.insert("pending", 15, "NULL", "'infinity'", "now() + interval '1 hour'");
         double batchesOfFiveOrMore = batchesOfFiveOrMore();
 
         CompletableFuture<Claim> firstClaim, claimA, claimB, claimStale, claimUnsettled, claimScheduled, claimAAgain;

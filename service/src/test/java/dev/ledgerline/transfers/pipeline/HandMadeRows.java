@@ -29,11 +29,16 @@ final class HandMadeRows {
      * SQL expressions ({@code "now() + interval '2 seconds'"}, {@code "NULL"}, {@code "'infinity'"}).
      */
     static String insert(String status, long amount, String sendNotAfter, String nextAttemptAt) {
+        return insert(status, amount, sendNotAfter, nextAttemptAt, "NULL");
+    }
+
+    /** {@link #insert(String, long, String, String)} scheduled for {@code executeAt}, an SQL expression too. */
+    static String insert(String status, long amount, String sendNotAfter, String nextAttemptAt, String executeAt) {
         String id = UUID.randomUUID().toString();
         Db.update("INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban, "
-                        + "destination_name, provider_reference, status, send_not_after, next_attempt_at, last_actor) "
+                        + "destination_name, provider_reference, status, send_not_after, next_attempt_at, execute_at, last_actor) "
                         + "VALUES (?::uuid, 'by-hand', ?, 'fp', ?, 'EUR', ?, 'Ada Lovelace', ?, ?, " + sendNotAfter + ", "
-                        + nextAttemptAt + ", 'test')",
+                        + nextAttemptAt + ", " + executeAt + ", 'test')",
                 id, "by-hand-" + id, amount, Api.IBAN, "ll_" + id.replace("-", ""), status);
         return id;
     }

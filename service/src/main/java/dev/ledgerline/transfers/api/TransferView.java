@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.api;
 
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import jakarta.ws.rs.core.EntityTag;
@@ -10,7 +11,9 @@ import java.util.UUID;
 /** The transfer as clients see it (openapi.yaml {@code Transfer}). */
 public record TransferView(UUID id, String status, long amount, String currency, TransferRequest.Destination destination,
                            String description, String providerReference, long version, String failureReason,
-                           OffsetDateTime createdAt, OffsetDateTime updatedAt, OffsetDateTime executeAt) {
+                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime createdAt,
+                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime updatedAt,
+                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime executeAt) {
 
     static TransferView of(Transfer t) {
         return new TransferView(t.id(), t.status().db(), t.amount(), t.currency(),

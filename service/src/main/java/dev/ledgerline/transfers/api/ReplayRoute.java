@@ -12,6 +12,7 @@ import dev.ledgerline.transfers.transfer.Transfer;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.buffer.Buffer;
@@ -86,7 +87,7 @@ public class ReplayRoute {
     private final ObjectMapper json;
 
     public ReplayRoute(TransferService transfers, Submissions submissions, CachingJwtParser tokens, LedgerlineConfig config,
-                       MeterRegistry metrics, ObjectMapper json) {
+                       @ServiceMeters MeterRegistry metrics, ObjectMapper json) {
         this.json = json;
         this.transfers = transfers;
         this.submissions = submissions;

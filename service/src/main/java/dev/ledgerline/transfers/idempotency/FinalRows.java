@@ -8,6 +8,7 @@ import dev.ledgerline.transfers.transfer.AdoptedServer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -74,7 +75,7 @@ public class FinalRows {
     private final Counter kept;
     private final AdoptedServer adopted;
 
-    public FinalRows(TransferRepository transfers, RedisCommands cache, InstanceId instance, MeterRegistry metrics,
+    public FinalRows(TransferRepository transfers, RedisCommands cache, InstanceId instance, @ServiceMeters MeterRegistry metrics,
                      AdoptedServer adopted) {
         this.transfers = transfers;
         this.adopted = adopted;

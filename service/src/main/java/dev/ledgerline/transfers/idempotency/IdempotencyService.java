@@ -16,6 +16,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -106,7 +107,7 @@ public class IdempotencyService {
     private final int maxDecoded;
 
     public IdempotencyService(TransferRepository transfers, RedisCommands cache, LedgerlineConfig config,
-                              InstanceId instance, MeterRegistry metrics, FinalRows finalRows, ResponseBodies bodies) {
+                              InstanceId instance, @ServiceMeters MeterRegistry metrics, FinalRows finalRows, ResponseBodies bodies) {
         this.bodies = bodies;
         this.maxDecoded = config.idempotency().decodedFinalEntries();
         this.transfers = transfers;

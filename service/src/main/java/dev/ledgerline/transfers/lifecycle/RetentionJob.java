@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.EventPartition;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -78,7 +79,7 @@ public class RetentionJob {
     private final AtomicLong transfersDefaultRows = new AtomicLong();
     private final AtomicLong keysOverdue = new AtomicLong();
 
-    public RetentionJob(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics) {
+    public RetentionJob(TransferRepository transfers, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics) {
         this.transfers = transfers;
         this.policy = config.retention();
         this.eventsRetention = config.events().retention();

@@ -3,6 +3,7 @@ package dev.ledgerline.transfers.ops;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.pipeline.PipelineMetrics;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.Startup;
@@ -25,7 +26,7 @@ import java.util.List;
 @ApplicationScoped
 public class AlertMetrics {
 
-    public AlertMetrics(MeterRegistry registry, TransferGauges gauges, PipelineMetrics pipeline) {
+    public AlertMetrics(@ServiceMeters MeterRegistry registry, TransferGauges gauges, PipelineMetrics pipeline) {
         for (Meters meter : Meters.values()) {
             for (List<String> series : meter.alerted()) {
                 meter.counter(series.toArray(String[]::new)).register(registry);

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.TableStatistics;
 import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -40,7 +41,7 @@ public class StatisticsWatch {
     private final AtomicLong dueSeconds = new AtomicLong();
     private boolean warned;
 
-    public StatisticsWatch(TransferRepository transfers, MeterRegistry metrics) {
+    public StatisticsWatch(TransferRepository transfers, @ServiceMeters MeterRegistry metrics) {
         this.transfers = transfers;
         Meters.DATABASE_STATISTICS_DUE.gauge(metrics, dueSeconds, AtomicLong::get);
     }

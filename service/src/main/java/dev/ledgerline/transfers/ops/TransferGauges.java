@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.Open;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -38,7 +39,7 @@ public class TransferGauges {
     private final AtomicLong oldestSeconds = new AtomicLong();
     private final AtomicLong parked = new AtomicLong();
 
-    public TransferGauges(TransferRepository transfers, MeterRegistry metrics) {
+    public TransferGauges(TransferRepository transfers, @ServiceMeters MeterRegistry metrics) {
         this.transfers = transfers;
         for (TransferStatus status : OPEN) {
             AtomicLong value = new AtomicLong();

@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.vertx.core.Vertx;
@@ -48,7 +49,7 @@ public class Backlog {
     private final long timer;
     private volatile boolean overloaded;
 
-    public Backlog(TransferRepository transfers, LedgerlineConfig config, MeterRegistry metrics, Vertx vertx) {
+    public Backlog(TransferRepository transfers, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics, Vertx vertx) {
         this.transfers = transfers;
         this.vertx = vertx;
         this.maxPending = config.overload().maxPending();

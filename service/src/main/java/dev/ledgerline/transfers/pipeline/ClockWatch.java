@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.provider.PaymentProvider;
 import dev.ledgerline.transfers.provider.ProviderClock;
 import dev.ledgerline.transfers.transfer.TransferRepository;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -70,7 +71,7 @@ public class ClockWatch {
     static final String PROBE_REFERENCE = "ll_clock-probe";
 
     public ClockWatch(TransferRepository transfers, ProviderClock providerClock, PaymentProvider provider,
-                      LedgerlineConfig config, MeterRegistry metrics) {
+                      LedgerlineConfig config, @ServiceMeters MeterRegistry metrics) {
         this.transfers = transfers;
         this.providerClock = providerClock;
         this.provider = provider;

@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.Seen;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -47,7 +48,7 @@ public class Dispatcher {
     /** Free slots the waiting sweeper asked for before it wants to be woken. */
     private volatile int wantedRoom = 1;
 
-    public Dispatcher(TransferProcessor processor, LedgerlineConfig config, MeterRegistry metrics) {
+    public Dispatcher(TransferProcessor processor, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics) {
         this.processor = processor;
         this.maxInFlight = config.pipeline().maxInFlight();
         this.sweeperShare = Math.max(1, maxInFlight - config.pipeline().acceptReserve());

@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
@@ -24,7 +25,7 @@ public class PipelineMetrics {
     private final Map<TransferStatus, Counter> finished = new EnumMap<>(TransferStatus.class);
     private final Counter staleWrites;
 
-    public PipelineMetrics(MeterRegistry metrics) {
+    public PipelineMetrics(@ServiceMeters MeterRegistry metrics) {
         for (TransferStatus status : TransferStatus.values()) {
             if (status.isTerminal()) {
                 finished.put(status, Meters.TRANSFERS_FINISHED.counter(status.db()).register(metrics));

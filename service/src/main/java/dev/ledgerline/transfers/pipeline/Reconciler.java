@@ -11,6 +11,7 @@ import dev.ledgerline.transfers.transfer.Reconcilable;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
@@ -71,7 +72,7 @@ public class Reconciler {
     private final AtomicBoolean providerRecovered = new AtomicBoolean();
 
     public Reconciler(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher,
-                      PaymentProvider provider, LedgerlineConfig config, InstanceId instance, MeterRegistry metrics,
+                      PaymentProvider provider, LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics,
                       CircuitBreakerMaintenance breakers) {
         this.breakers = breakers;
         this.transfers = transfers;

@@ -8,6 +8,7 @@ import dev.ledgerline.transfers.provider.ProviderClient;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Seen;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -56,7 +57,7 @@ public class Sweeper {
     private final Counter epochsAdopted;
 
     public Sweeper(ClockWatch clocks, TransferRepository transfers, Dispatcher dispatcher, Reconciler reconciler,
-                   LedgerlineConfig config, InstanceId instance, MeterRegistry metrics, CircuitBreakerMaintenance breakers) {
+                   LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics, CircuitBreakerMaintenance breakers) {
         this.breakers = breakers;
         this.transfers = transfers;
         this.dispatcher = dispatcher;

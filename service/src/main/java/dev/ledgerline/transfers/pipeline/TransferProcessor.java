@@ -15,6 +15,7 @@ import dev.ledgerline.transfers.transfer.Claim;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
@@ -80,7 +81,7 @@ public class TransferProcessor {
 
     public TransferProcessor(PipelineMetrics pipelineMetrics, ClockWatch clocks, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
                              CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
-                             MeterRegistry metrics) {
+                             @ServiceMeters MeterRegistry metrics) {
         this.redisLock = redisLock;
         this.transfers = transfers;
         this.provider = provider;

@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.provider;
 
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
@@ -19,7 +20,7 @@ public class ProviderBreakerGauges {
 
     private final CircuitBreakerMaintenance breakers;
 
-    public ProviderBreakerGauges(CircuitBreakerMaintenance breakers, MeterRegistry metrics) {
+    public ProviderBreakerGauges(CircuitBreakerMaintenance breakers, @ServiceMeters MeterRegistry metrics) {
         this.breakers = breakers;
         Meters.PROVIDER_BREAKER_OPEN.gauge(metrics, this, g -> g.open(ProviderClient.SEND_BREAKER), "send");
         Meters.PROVIDER_BREAKER_OPEN.gauge(metrics, this, g -> g.open(ProviderClient.LOOKUP_BREAKER), "lookup");

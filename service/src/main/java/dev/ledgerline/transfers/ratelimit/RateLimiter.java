@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -112,7 +113,7 @@ public class RateLimiter {
     private final double readRate;
     private final int readBurst;
 
-    public RateLimiter(RedisCommands redis, LedgerlineConfig config, MeterRegistry metrics) {
+    public RateLimiter(RedisCommands redis, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics) {
         LedgerlineConfig.RateLimit limits = config.rateLimit();
         this.redis = redis;
         for (Kind kind : Kind.values()) {

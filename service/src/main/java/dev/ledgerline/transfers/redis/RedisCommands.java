@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.runtime.Startup;
@@ -91,7 +92,7 @@ public class RedisCommands {
     private final Counter late;
     private final Counter refused;
 
-    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, MeterRegistry metrics, LedgerlineConfig config) {
+    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, @ServiceMeters MeterRegistry metrics, LedgerlineConfig config) {
         this.redis = redis;
         this.vertx = vertx;
         LedgerlineConfig.Redis settings = config.redis();

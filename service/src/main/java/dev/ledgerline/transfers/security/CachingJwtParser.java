@@ -4,6 +4,7 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
@@ -43,7 +44,7 @@ public class CachingJwtParser extends DefaultJWTParser {
     private GroupsClaim groups;
 
     @Inject
-    void configure(LedgerlineConfig config, MeterRegistry metrics,
+    void configure(LedgerlineConfig config, @ServiceMeters MeterRegistry metrics,
             @ConfigProperty(name = "smallrye.jwt.path.groups") Optional<String> groupsPath) {
         this.groups = GroupsClaim.of(groupsPath);
         LedgerlineConfig.TokenCache settings = config.tokenCache();

@@ -20,6 +20,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Singleton;
@@ -88,7 +89,7 @@ public class TransferService {
 
     public TransferService(IdempotencyService idempotency, Dispatcher dispatcher, TransferRepository transfers,
                            RateLimiter limiter, Backlog backlog, LongPolls polls, LedgerlineConfig config,
-                           PipelineMetrics pipelineMetrics, MeterRegistry metrics) {
+                           PipelineMetrics pipelineMetrics, @ServiceMeters MeterRegistry metrics) {
         this.idempotency = idempotency;
         this.dispatcher = dispatcher;
         this.transfers = transfers;

@@ -6,6 +6,7 @@ import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import io.micrometer.core.instrument.DistributionSummary;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -66,7 +67,7 @@ public class TransferRepository {
     /** What an account opening on first use holds ({@code ledgerline.ledger.opening-balance}). */
     private final long openingBalance;
 
-    public TransferRepository(Pool pool, LedgerlineConfig config, MeterRegistry metrics, AdoptedServer adopted, Vertx vertx) {
+    public TransferRepository(Pool pool, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics, AdoptedServer adopted, Vertx vertx) {
         this.pool = pool;
         this.fences = new BatchQueue<>("fence", TransferSql.MAX_FENCE_BATCH, Fence::id, this::fenceBatch,
                 (written, fence) -> written.contains(fence.id()), config.database().fenceLinger().toMillis(),

@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.events.EventFeed;
 import dev.ledgerline.transfers.events.FeedEvent;
 import dev.ledgerline.transfers.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -61,7 +62,7 @@ public class WebhookDeliverer {
     private volatile boolean stopped;
 
     public WebhookDeliverer(WebhookRepository endpoints, EventFeed feed, WebhookSender sender, PayloadWriter payloads,
-                            LedgerlineConfig config, InstanceId instance, MeterRegistry metrics, Vertx vertx) {
+                            LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics, Vertx vertx) {
         this.vertx = vertx;
         this.endpoints = endpoints;
         this.feed = feed;

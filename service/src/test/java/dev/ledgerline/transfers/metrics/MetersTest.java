@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** How the service's meters are built from {@link Meters}. */
@@ -49,6 +50,18 @@ class MetersTest {
 
         assertEquals(1.0, registry.get(Meters.CLOCK_OFFSET.meterName()).tag("peer", "postgres").gauge().value());
         assertEquals(3.0, registry.get(Meters.CLOCK_OFFSET.meterName()).tag("peer", "provider").gauge().value());
+    }
+
+    @Test
+    void theServicesMetersGoToTheOneRegistryUnderTheCompositeAndOtherwiseToTheComposite() {
+        CompositeMeterRegistry composite = new CompositeMeterRegistry();
+        assertSame(composite, ServiceMeterRegistry.direct(composite));
+        SimpleMeterRegistry only = new SimpleMeterRegistry();
+        composite.add(only);
+        assertSame(only, ServiceMeterRegistry.direct(composite));
+        composite.add(new SimpleMeterRegistry());
+        assertSame(composite, ServiceMeterRegistry.direct(composite));
+        assertSame(only, ServiceMeterRegistry.direct(only));
     }
 
     @Test

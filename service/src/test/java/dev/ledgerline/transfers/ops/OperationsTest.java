@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.ops;
 
+import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -8,6 +10,8 @@ import dev.ledgerline.transfers.support.Metrics;
 import dev.ledgerline.transfers.support.Rows;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.TransferChanges;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -49,8 +53,24 @@ class OperationsTest {
     @Inject
     TransferChanges changes;
 
+    @Inject
+    @ServiceMeters
+    MeterRegistry serviceMeters;
+
     @TestHTTPResource("/")
     URL base;
+
+    /**
+     * The service's meters are registered on the Prometheus registry itself, not through the composite that would
+     * forward every count to it, and what they count is what the scrape exports.
+     */
+    @Test
+    void theServicesMetersCountOnTheRegistryTheScrapeReads() {
+        assertTrue(serviceMeters instanceof PrometheusMeterRegistry, serviceMeters.getClass().getName());
+        double before = Math.max(0, Metrics.sum("ledgerline_replays_early_total", ""));
+        Meters.REPLAYS_EARLY.counter().register(serviceMeters).increment(3);
+        assertEquals(before + 3, Metrics.sum("ledgerline_replays_early_total", ""), 0.0);
+    }
 
     @AfterEach
     void heal() throws Exception {

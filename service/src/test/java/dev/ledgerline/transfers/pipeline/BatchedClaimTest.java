@@ -8,6 +8,7 @@ import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.DistributionSummary;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.quarkus.test.junit.QuarkusTest;
@@ -48,6 +49,7 @@ class BatchedClaimTest {
     TransferRepository repository;
 
     @Inject
+    @ServiceMeters
     MeterRegistry metrics;
 
     @Test

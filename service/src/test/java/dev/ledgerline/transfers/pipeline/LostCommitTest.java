@@ -15,6 +15,7 @@ import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.transfer.Claim;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -77,6 +78,7 @@ class LostCommitTest {
     private static final String PROBE = "SELECT $_ FROM transfers WHERE id = $1 AND";
 
     @Inject
+    @ServiceMeters
     MeterRegistry metrics;
 
     @Inject

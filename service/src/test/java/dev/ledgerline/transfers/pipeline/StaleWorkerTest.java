@@ -9,6 +9,7 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Claim;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -45,6 +46,7 @@ class StaleWorkerTest {
     }
 
     @Inject
+    @ServiceMeters
     MeterRegistry metrics;
 
     @Inject

@@ -5,6 +5,7 @@ import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.TestStack;
 import io.micrometer.core.instrument.DistributionSummary;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.quarkus.test.junit.QuarkusTest;
@@ -44,6 +45,7 @@ class PoisonedFenceTest {
     TransferRepository transfers;
 
     @Inject
+    @ServiceMeters
     MeterRegistry metrics;
 
     @Test

@@ -2,8 +2,8 @@ package dev.ledgerline.transfers.ops;
 
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
-import dev.ledgerline.transfers.pipeline.PipelineMetrics;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
+import dev.ledgerline.transfers.pipeline.PipelineMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.Startup;

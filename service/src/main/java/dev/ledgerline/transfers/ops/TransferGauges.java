@@ -2,10 +2,10 @@ package dev.ledgerline.transfers.ops;
 
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.transfer.Open;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferStatus;
-import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;

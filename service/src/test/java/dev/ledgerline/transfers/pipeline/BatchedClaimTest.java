@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.pipeline;
 
 import dev.ledgerline.devstack.LocalPostgres;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.TestStack;
 import dev.ledgerline.transfers.transfer.Claim;
@@ -8,7 +9,6 @@ import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.DistributionSummary;
-import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.quarkus.test.junit.QuarkusTest;

@@ -1,11 +1,11 @@
 package dev.ledgerline.transfers.transfer;
 
 import dev.ledgerline.devstack.LocalPostgres;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.TestStack;
 import io.micrometer.core.instrument.DistributionSummary;
-import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.quarkus.test.junit.QuarkusTest;

@@ -4,9 +4,10 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.Sha256;
 import dev.ledgerline.transfers.metrics.Meters;
-import io.micrometer.core.instrument.Counter;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
@@ -93,7 +94,9 @@ public class RedisCommands {
     private final Counter refused;
 
     public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, @ServiceMeters MeterRegistry metrics, LedgerlineConfig config) {
-        this.redis = redis;
+        // an @ApplicationScoped bean behind a client proxy, which would look the application context up on every
+        // command; it lives as long as the application does
+        this.redis = ClientProxy.unwrap(redis);
         this.vertx = vertx;
         LedgerlineConfig.Redis settings = config.redis();
         this.timeoutMs = settings.timeout().toMillis();

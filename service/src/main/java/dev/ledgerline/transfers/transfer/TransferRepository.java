@@ -3,11 +3,12 @@ package dev.ledgerline.transfers.transfer;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
+import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import io.micrometer.core.instrument.DistributionSummary;
-import dev.ledgerline.transfers.metrics.ServiceMeters;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
@@ -68,7 +69,9 @@ public class TransferRepository {
     private final long openingBalance;
 
     public TransferRepository(Pool pool, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics, AdoptedServer adopted, Vertx vertx) {
-        this.pool = pool;
+        // Quarkus's pools are @ApplicationScoped beans behind client proxies, the Mutiny pool and the pool it wraps, so
+        // every statement would look the application context up twice; they live as long as the application does
+        this.pool = Pool.newInstance(ClientProxy.unwrap(ClientProxy.unwrap(pool).getDelegate()));
         this.fences = new BatchQueue<>("fence", TransferSql.MAX_FENCE_BATCH, Fence::id, this::fenceBatch,
                 (written, fence) -> written.contains(fence.id()), config.database().fenceLinger().toMillis(),
                 (millis, task) -> vertx.setTimer(millis, timer -> task.run()));

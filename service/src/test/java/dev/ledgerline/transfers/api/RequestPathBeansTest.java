@@ -14,19 +14,23 @@ import dev.ledgerline.transfers.security.CachingJwtParser;
 import dev.ledgerline.transfers.service.TransferService;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import io.quarkus.arc.Arc;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
+import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.Bean;
 import jakarta.inject.Singleton;
 import org.junit.jupiter.api.Test;
 
+import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /**
@@ -54,6 +58,27 @@ class RequestPathBeansTest {
         for (Class<?> type : REQUEST_PATH) {
             assertEquals(Singleton.class, scopeOf(type), type.getName());
         }
+    }
+
+    /**
+     * The database pool and the Redis data source are Quarkus's {@code @ApplicationScoped} beans, reached through client
+     * proxies that look the application context up on each call (two per statement for the Mutiny pool and the pool it
+     * wraps): the request path holds the instances themselves.
+     */
+    @Test
+    void theDatabasePoolAndRedisAreCalledWithoutClientProxies() throws ReflectiveOperationException {
+        Object pool = field(TransferRepository.class, "pool");
+        assertFalse(pool instanceof ClientProxy, pool.getClass().getName());
+        Object wrapped = ((Pool) pool).getDelegate();
+        assertFalse(wrapped instanceof ClientProxy, wrapped.getClass().getName());
+        Object redis = field(RedisCommands.class, "redis");
+        assertFalse(redis instanceof ClientProxy, redis.getClass().getName());
+    }
+
+    private static Object field(Class<?> bean, String name) throws ReflectiveOperationException {
+        Field field = bean.getDeclaredField(name);
+        field.setAccessible(true);
+        return field.get(Arc.container().instance(bean).get());
     }
 
     @Test

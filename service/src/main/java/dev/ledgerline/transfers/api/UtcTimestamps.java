@@ -20,11 +20,12 @@ import java.util.TimeZone;
  */
 final class UtcTimestamps extends StdSerializer<OffsetDateTime> {
 
-    /** The context zone last seen, and whether it is UTC: the mapper's zone is fixed, so this is decided once. */
+    /** A context zone, and whether it is UTC. */
     private record Zone(TimeZone zone, boolean utc) {
     }
 
-    private volatile Zone seen = new Zone(null, true);
+    /** The context zone last seen ({@code null}: none yet): a mapper's zone is fixed, so this is decided once. */
+    private volatile Zone seen;
 
     UtcTimestamps() {
         super(OffsetDateTime.class);
@@ -74,7 +75,7 @@ final class UtcTimestamps extends StdSerializer<OffsetDateTime> {
         }
         TimeZone zone = provider.getTimeZone();
         Zone known = seen;
-        if (known.zone() != zone) {
+        if (known == null || known.zone() != zone) {
             var rules = zone.toZoneId().getRules();
             known = new Zone(zone, rules.isFixedOffset() && rules.getOffset(Instant.EPOCH).getTotalSeconds() == 0);
             seen = known;

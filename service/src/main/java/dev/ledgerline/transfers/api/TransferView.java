@@ -8,12 +8,11 @@ import jakarta.ws.rs.core.EntityTag;
 import java.time.OffsetDateTime;
 import java.util.UUID;
 
-/** The transfer as clients see it (openapi.yaml {@code Transfer}). */
+/** The transfer as clients see it (openapi.yaml {@code Transfer}), written by {@link TransferViewWriter}. */
+@JsonSerialize(using = TransferViewWriter.class)
 public record TransferView(UUID id, String status, long amount, String currency, TransferRequest.Destination destination,
                            String description, String providerReference, long version, String failureReason,
-                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime createdAt,
-                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime updatedAt,
-                           @JsonSerialize(using = UtcTimestamps.class) OffsetDateTime executeAt) {
+                           OffsetDateTime createdAt, OffsetDateTime updatedAt, OffsetDateTime executeAt) {
 
     static TransferView of(Transfer t) {
         return new TransferView(t.id(), t.status().db(), t.amount(), t.currency(),

@@ -2,8 +2,6 @@ package dev.ledgerline.transfers.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.introspect.Annotated;
-import com.fasterxml.jackson.databind.introspect.JacksonAnnotationIntrospector;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.transfer.TransferRequest;
@@ -30,8 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A transfer's timestamps are written by {@link UtcTimestamps}, not by Jackson's own serializer, and the text must be
  * the same: every kept response, every client parsing them, and the stamp of kept bodies assume it. Each view is
- * written twice, by the mapper as it is and by the same mapper told to ignore {@code UtcTimestamps}, and the two texts
- * compared, for the service's own mapper and for mappers set up otherwise (a context zone, numbers).
+ * written twice, by the mapper as it is and by the same mapper told to ignore {@link TransferViewWriter} (which writes
+ * them through {@code UtcTimestamps}), and the two texts compared, for the service's own mapper and for mappers set up
+ * otherwise (a context zone, numbers).
  */
 @QuarkusTest
 class UtcTimestampsTest {
@@ -69,13 +68,7 @@ class UtcTimestampsTest {
     }
 
     private static void sameTextAsJackson(ObjectMapper tested) throws Exception {
-        ObjectMapper jacksons = tested.copy().setAnnotationIntrospector(new JacksonAnnotationIntrospector() {
-            @Override
-            public Object findSerializer(Annotated a) {
-                Object serializer = super.findSerializer(a);
-                return serializer == UtcTimestamps.class ? null : serializer;
-            }
-        });
+        ObjectMapper jacksons = TransferViewWriterTest.jacksonsOwn(tested);
         for (OffsetDateTime at : timestamps()) {
             TransferView view = view(at);
             String ours = tested.writeValueAsString(view);

@@ -107,11 +107,22 @@ class CorsTest {
     @Test
     void aRequestWithoutOriginCarriesNoCorsHeaders() throws Exception {
         // mobile apps and services send no Origin: CORS must not change what they see
-        HttpResponse<String> created = post(null, Api.writer("cors-service"), Api.newKey());
-
+        String token = Api.writer("cors-service");
+        HttpResponse<String> created = post(null, token, Api.newKey());
         assertEquals(201, created.statusCode(), created.body());
-        assertTrue(created.headers().map().keySet().stream().noneMatch(h -> h.toLowerCase(Locale.ROOT).startsWith("access-control-")),
-                created.headers().toString());
+        // a read, and a preflight's request headers without the Origin that would make it one
+        HttpResponse<String> read = send(HttpRequest.newBuilder(service.resolve(created.headers().firstValue("Location").orElseThrow()))
+                .header("Authorization", "Bearer " + token).GET());
+        assertEquals(200, read.statusCode(), read.body());
+        HttpResponse<String> options = send(HttpRequest.newBuilder(service.resolve("/v1/transfers"))
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                .header("Access-Control-Request-Method", "POST")
+                .header("Access-Control-Request-Headers", "authorization,content-type,idempotency-key"));
+
+        for (HttpResponse<String> answer : List.of(created, read, options)) {
+            assertTrue(answer.headers().map().keySet().stream().noneMatch(h -> h.toLowerCase(Locale.ROOT).startsWith("access-control-")),
+                    answer.headers().toString());
+        }
     }
 
     private HttpResponse<String> preflight(String origin, String method, String headers) throws IOException, InterruptedException {

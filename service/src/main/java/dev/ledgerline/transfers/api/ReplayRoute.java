@@ -77,6 +77,12 @@ public class ReplayRoute {
     private static final Set<String> JSON_UTF8 = Set.of("application/json", "application/json;charset=utf-8",
             "application/json; charset=utf-8", "application/json;charset=\"utf-8\"", "application/json; charset=\"utf-8\"");
     private static final Set<String> PLAIN_ACCEPT = Set.of("application/json", "*/*");
+    // header names and values as Netty's ASCII strings, whose hash is computed once instead of on every look-up
+    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized("Idempotency-Key");
+    private static final CharSequence PREFER = HttpHeaders.createOptimized("Prefer");
+    private static final CharSequence IDEMPOTENT_REPLAYED = HttpHeaders.createOptimized("Idempotent-Replayed");
+    private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
+    private static final CharSequence JSON_CONTENT_TYPE = HttpHeaders.createOptimized("application/json;charset=UTF-8");
 
     private final TransferService transfers;
     private final Submissions submissions;
@@ -164,12 +170,12 @@ public class ReplayRoute {
             return;
         }
         var answer = rc.response().setStatusCode(201)
-                .putHeader(HttpHeaders.CONTENT_TYPE, "application/json;charset=UTF-8")
+                .putHeader(HttpHeaders.CONTENT_TYPE, JSON_CONTENT_TYPE)
                 .putHeader(HttpHeaders.LOCATION, "/v1/transfers/" + t.id())
                 .putHeader(HttpHeaders.ETAG, "\"" + t.version() + "\"");
         if (created.replayed()) {
             early.increment();
-            answer.putHeader("Idempotent-Replayed", "true");
+            answer.putHeader(IDEMPOTENT_REPLAYED, TRUE);
         } else {
             createdEarly.increment();
         }
@@ -196,10 +202,10 @@ public class ReplayRoute {
         String contentType = headers.get(HttpHeaders.CONTENT_TYPE);
         String accept = headers.get(HttpHeaders.ACCEPT);
         String length = headers.get(HttpHeaders.CONTENT_LENGTH);
-        List<String> keys = headers.getAll("Idempotency-Key");
+        List<String> keys = headers.getAll(IDEMPOTENCY_KEY);
         if (keys.size() != 1 || contentType == null || !JSON_UTF8.contains(contentType.toLowerCase(Locale.ROOT))
                 || (accept != null && !PLAIN_ACCEPT.contains(accept.toLowerCase(Locale.ROOT)))
-                || headers.contains("Prefer") || headers.contains(HttpHeaders.EXPECT)
+                || headers.contains(PREFER) || headers.contains(HttpHeaders.EXPECT)
                 || headers.contains(HttpHeaders.TRANSFER_ENCODING) || length == null || !withinLimit(length)) {
             return null;
         }

@@ -133,12 +133,12 @@ public class TransferRepository {
      */
     public Uni<Transfer> insert(NewTransfer t, Duration dispatchGrace, String actor) {
         if (!ledger) {
-            Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+            Tuple params = Tuple.wrap(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                     t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                     t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt()));
             return run(TransferSql.INSERT, params).map(TransferRepository::firstTransfer);
         }
-        Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+        Tuple params = Tuple.wrap(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                 t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt(), openingBalance));
         return runOpening(TransferSql.INSERT_HOLDING, params)
@@ -156,10 +156,10 @@ public class TransferRepository {
                 t.requestFingerprint(), t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                 t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt(), sendWindowMs, settleMs, keyUsableMs));
         if (!ledger) {
-            return run(TransferSql.INSERT_LOOKUP_FIRST, Tuple.from(values)).map(TransferRepository::firstTransfer);
+            return run(TransferSql.INSERT_LOOKUP_FIRST, Tuple.wrap(values)).map(TransferRepository::firstTransfer);
         }
         values.add(openingBalance);
-        return runOpening(TransferSql.INSERT_LOOKUP_FIRST_HOLDING, Tuple.from(values))
+        return runOpening(TransferSql.INSERT_LOOKUP_FIRST_HOLDING, Tuple.wrap(values))
                 .onFailure(e -> violated(e, TransferSql.FUNDS_CONSTRAINT)).transform(e -> insufficientFunds(t))
                 .map(TransferRepository::firstTransfer);
     }
@@ -226,7 +226,7 @@ public class TransferRepository {
         if (n == 1) {
             ClaimAsked c = batch.get(0);
             UUID id = c.seen().id();
-            return run(TransferSql.CLAIM, Tuple.from(Arrays.asList(id, c.worker(), c.lease().toMillis(), c.reason(),
+            return run(TransferSql.CLAIM, Tuple.wrap(Arrays.asList(id, c.worker(), c.lease().toMillis(), c.reason(),
                     c.seen().status().db(), c.seen().version(), sendWindowMs, settleMs, keyUsableMs)))
                     .map(rows -> {
                         Row row = first(rows);
@@ -320,7 +320,7 @@ public class TransferRepository {
 
     /** Parks a reconciling row at {@code version} for an operator; {@code false} when the row moved on. */
     public Uni<Boolean> park(UUID id, long version, UUID takeToken, String actor, String reason) {
-        return run(TransferSql.PARK, Tuple.from(Arrays.asList(id, version, actor, reason, takeToken))).map(rows -> rows.rowCount() == 1);
+        return run(TransferSql.PARK, Tuple.wrap(Arrays.asList(id, version, actor, reason, takeToken))).map(rows -> rows.rowCount() == 1);
     }
 
     /**
@@ -374,7 +374,7 @@ public class TransferRepository {
      * available balance: the provider may have paid it already.
      */
     public Uni<Transfer> insertRecovered(NewTransfer t, OffsetDateTime firstSentNoEarlierThan, String actor) {
-        Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+        Tuple params = Tuple.wrap(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
                 t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
                 t.providerReference(), sendWindowMs, settleMs, firstSentNoEarlierThan, actor, t.executeAt(), ledger,
                 openingBalance));
@@ -389,7 +389,7 @@ public class TransferRepository {
         if (!t.status().isTerminal()) {
             throw new IllegalArgumentException("only a sent, failed or cancelled transfer is restored as it was, not " + t.status());
         }
-        Tuple params = Tuple.from(Arrays.asList(t.id(), t.userId(), idempotencyKey, t.requestFingerprint(), t.amount(),
+        Tuple params = Tuple.wrap(Arrays.asList(t.id(), t.userId(), idempotencyKey, t.requestFingerprint(), t.amount(),
                 t.currency(), t.destinationIban(), t.destinationName(), t.description(), t.providerReference(),
                 t.status().db(), t.version(), t.failureReason(), t.createdAt(), t.updatedAt(), actor, t.executeAt(), ledger,
                 openingBalance));
@@ -436,7 +436,7 @@ public class TransferRepository {
     /** One page of transfers in a status (or any), unchanged for at least {@code olderThan}, after the cursor. */
     public Uni<List<Transfer>> list(TransferStatus status, Duration olderThan, OffsetDateTime afterUpdatedAt,
                                     UUID afterId, int limit) {
-        Tuple params = Tuple.from(Arrays.asList(status == null ? null : status.db(), olderThan.toMillis(),
+        Tuple params = Tuple.wrap(Arrays.asList(status == null ? null : status.db(), olderThan.toMillis(),
                 afterUpdatedAt, afterId, limit));
         return run(TransferSql.LIST, params).map(TransferRepository::transfers);
     }
@@ -444,7 +444,7 @@ public class TransferRepository {
     /** One page of {@code userId}'s transfers in a status (or any), newest first, created before the cursor. */
     public Uni<List<Transfer>> listOwn(String userId, TransferStatus status, OffsetDateTime beforeCreatedAt, UUID beforeId,
                                        int limit) {
-        Tuple params = Tuple.from(Arrays.asList(userId, status == null ? null : status.db(), beforeCreatedAt, beforeId, limit));
+        Tuple params = Tuple.wrap(Arrays.asList(userId, status == null ? null : status.db(), beforeCreatedAt, beforeId, limit));
         return run(TransferSql.LIST_OWN, params).map(TransferRepository::transfers);
     }
 

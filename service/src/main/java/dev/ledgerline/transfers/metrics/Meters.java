@@ -100,7 +100,8 @@ public enum Meters {
     // the peers: Redis and the clocks
     REDIS_COMMANDS("ledgerline.redis.commands",
             "Redis commands by result; late: timed out while Redis kept answering others (this process was busy), "
-                    + "not counted against Redis; breaker_open: refused without sending",
+                    + "not counted against Redis; breaker_open: refused without sending; script_sent: a script sent as text "
+                    + "because this Redis did not hold it (restarted, failed over, flushed)",
             List.of("result")),
     REDIS_BREAKER_OPEN("ledgerline.redis.breaker.open",
             "1 while the shared Redis breaker is open or half-open: Redis-backed paths use their fallbacks", List.of()),

@@ -7,6 +7,7 @@ import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
+import dev.ledgerline.transfers.redis.RedisScript;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -21,7 +22,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * Per-principal token buckets, shared by every instance through Redis: one {@code EVAL} per request
+ * Per-principal token buckets, shared by every instance through Redis: one script per request
  * refills and takes a token atomically, on Redis's own clock (so instances' clocks do not matter).
  * When Redis cannot answer — down, paused, breaker open — the same bucket is kept in this instance's
  * memory instead: the limit then applies per instance, it never becomes "unlimited" and never an
@@ -64,9 +65,9 @@ public class RateLimiter {
      * answers that key's value, {1, 0, value} (nil when it has none), so a request is admitted and finds its
      * idempotency entry in one round trip; a refused one reads nothing. With an ARGV[3] too, a key found empty is set
      * to it with a PX ttl of ARGV[4] and the answer is {1, 0, nil, 1}: a first use is admitted and marked in flight in
-     * the same round trip. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts.
+     * the same round trip.
      */
-    static final String TAKE = """
+    static final RedisScript TAKE = RedisScript.of("""
             redis.replicate_commands()
             local rate = tonumber(ARGV[1])
             local burst = tonumber(ARGV[2])
@@ -101,7 +102,7 @@ public class RateLimiter {
               end
               return {allowed, wait, value}
             end
-            return {allowed, wait}""";
+            return {allowed, wait}""");
 
     private final RedisCommands redis;
     private final LocalBuckets local;
@@ -142,7 +143,7 @@ public class RateLimiter {
         }
         double rate = kind == Kind.WRITE ? writeRate : readRate;
         int burst = kind == Kind.WRITE ? writeBurst : readBurst;
-        return redis.execute("EVAL", TAKE, "1", redisKey(principal, kind), Double.toString(rate), Integer.toString(burst))
+        return redis.eval(TAKE, 1, redisKey(principal, kind), Double.toString(rate), Integer.toString(burst))
                 .map(RateLimiter::waitMicros)
                 .invoke(wait -> count(kind, Store.REDIS, wait))
                 .onFailure().recoverWithItem(e -> {
@@ -247,8 +248,8 @@ public class RateLimiter {
         String rateArg = Double.toString(rate);
         String burstArg = Integer.toString(burst);
         Uni<Response> script = mark == null
-                ? redis.execute("EVAL", TAKE, "2", bucket, key, rateArg, burstArg)
-                : redis.execute("EVAL", TAKE, "2", bucket, key, rateArg, burstArg, mark.value(), Long.toString(mark.ttlMillis()));
+                ? redis.eval(TAKE, 2, bucket, key, rateArg, burstArg)
+                : redis.eval(TAKE, 2, bucket, key, rateArg, burstArg, mark.value(), Long.toString(mark.ttlMillis()));
         return script
                 .map(r -> {
                     long wait = waitMicros(r);

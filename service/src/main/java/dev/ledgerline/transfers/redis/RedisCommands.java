@@ -38,26 +38,26 @@ import java.util.function.Supplier;
 public class RedisCommands {
 
 
-    /** Deletes the key only if it still holds the given value. EVAL, not EVALSHA: a restarted Redis forgets loaded scripts. */
-    public static final String COMPARE_AND_DELETE = """
+    /** Deletes the key only if it still holds the given value. */
+    public static final RedisScript COMPARE_AND_DELETE = RedisScript.of("""
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               return redis.call('DEL', KEYS[1])
             else
               return 0
-            end""";
+            end""");
 
     /**
      * The value of KEYS[1] if it has one; otherwise sets it to ARGV[1] with a PX ttl of ARGV[2] and
      * answers nil. One round trip for "read the entry, or mark the key": {@code SET … NX GET} does the
      * same but needs Redis 7, and this must work on 6.2 too.
      */
-    public static final String GET_OR_SET = """
+    public static final RedisScript GET_OR_SET = RedisScript.of("""
             local v = redis.call('GET', KEYS[1])
             if v then
               return v
             end
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-            return false""";
+            return false""");
 
     /**
      * The tags of recent principals: every request of a principal derives its bucket's and its entry's names from the
@@ -92,6 +92,7 @@ public class RedisCommands {
     private final Counter timedOut;
     private final Counter late;
     private final Counter refused;
+    private final Counter scriptsLoaded;
 
     public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, @ServiceMeters MeterRegistry metrics, LedgerlineConfig config) {
         // an @ApplicationScoped bean behind a client proxy, which would look the application context up on every
@@ -108,6 +109,8 @@ public class RedisCommands {
         // timed out while Redis kept answering other commands: this process was late, not Redis
         this.late = commands(metrics, "late");
         this.refused = commands(metrics, "breaker_open");
+        // answered NOSCRIPT and sent again as text: this Redis had not run the script (restarted, failed over, flushed)
+        this.scriptsLoaded = commands(metrics, "script_sent");
         Meters.REDIS_BREAKER_OPEN.gauge(metrics, breaker, b -> b.state() == Breaker.State.CLOSED ? 0 : 1);
     }
 
@@ -118,6 +121,31 @@ public class RedisCommands {
     /** Sends one command: fails at once while the breaker is open, and after the timeout without an answer. */
     public Uni<Response> execute(String command, String... args) {
         return guarded(command, () -> redis.execute(command, args));
+    }
+
+    /**
+     * Runs {@code script} with its first {@code keys} of {@code keysAndArgs} as KEYS and the rest as ARGV: {@code EVALSHA}
+     * with the digest, so the text crosses the wire and is hashed by Redis only on a Redis that has not run it yet
+     * ({@code NOSCRIPT}: restarted, failed over, flushed), and then once, by {@code EVAL} in the same guarded call.
+     */
+    public Uni<Response> eval(RedisScript script, int keys, String... keysAndArgs) {
+        String[] args = new String[keysAndArgs.length + 2];
+        args[0] = script.sha1();
+        args[1] = Integer.toString(keys);
+        System.arraycopy(keysAndArgs, 0, args, 2, keysAndArgs.length);
+        return guarded("a script", () -> redis.execute("EVALSHA", args)
+                .onFailure(RedisCommands::notLoaded).recoverWithUni(() -> {
+                    scriptsLoaded.increment();
+                    String[] withText = args.clone();
+                    withText[0] = script.text();
+                    return redis.execute("EVAL", withText);
+                }));
+    }
+
+    /** Redis's answer to {@code EVALSHA} of a script it does not hold: nothing ran. */
+    static boolean notLoaded(Throwable error) {
+        String message = error.getMessage();
+        return message != null && message.startsWith("NOSCRIPT");
     }
 
     /** {@code call} under the timeout and the breaker; {@code what} names it in the timeout's message. */
@@ -193,7 +221,7 @@ public class RedisCommands {
 
     /** The key's value when it had one (nothing is written then); {@code null} when this call set it to {@code value}. */
     public Uni<String> getOrSet(String key, String value, long ttlMillis) {
-        return execute("EVAL", GET_OR_SET, "1", key, value, Long.toString(ttlMillis)).map(r -> r == null ? null : r.toString());
+        return eval(GET_OR_SET, 1, key, value, Long.toString(ttlMillis)).map(r -> r == null ? null : r.toString());
     }
 
     /** {@code SET key value XX KEEPTTL}: replaces an existing value, keeps its expiry, never creates the key. */
@@ -208,6 +236,6 @@ public class RedisCommands {
 
     /** Compare-and-delete: {@code true} when the key held {@code value} and is now gone; never touches another holder's value. */
     public Uni<Boolean> deleteIfHolds(String key, String value) {
-        return execute("EVAL", COMPARE_AND_DELETE, "1", key, value).map(r -> r != null && r.toLong() == 1L);
+        return eval(COMPARE_AND_DELETE, 1, key, value).map(r -> r != null && r.toLong() == 1L);
     }
 }

@@ -2,6 +2,7 @@ package dev.ledgerline.transfers.idempotency;
 
 import dev.ledgerline.devstack.LocalRedis;
 import dev.ledgerline.transfers.problem.ProblemType;
+import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
@@ -137,7 +138,7 @@ class IdempotencyFastPathTest {
         int replays = 40;
         double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
         long gets = RedisStats.calls(redis, "get");
-        long scripts = RedisStats.calls(redis, "eval");
+        long scripts = RedisStats.scripts(redis);
         for (int i = 0; i < replays; i++) {
             String answer = Api.post(token, key, body).then().statusCode(201).header("Idempotent-Replayed", "true")
                     .header("Location", "/v1/transfers/" + id).extract().asString();
@@ -148,7 +149,7 @@ class IdempotencyFastPathTest {
         assertTrue(commands >= replays && commands < replays + 20, "one Redis command per replay: " + commands + " for " + replays);
         // and that command is a plain GET, not the token-bucket script: the replay spends this instance's bucket
         assertTrue(RedisStats.calls(redis, "get") - gets >= replays, "a GET per replay");
-        long evaluated = RedisStats.calls(redis, "eval") - scripts;
+        long evaluated = RedisStats.scripts(redis) - scripts;
         assertTrue(evaluated < replays / 2, "no script per replay (the sweeps' locks run a few): " + evaluated);
 
         String reordered = "{\"description\": \"Rent November\", \"destination\": {\"name\": \"Ada Lovelace\", \"iban\": \"" + Api.IBAN
@@ -170,12 +171,12 @@ class IdempotencyFastPathTest {
         String token = writer("marks");
         int transfers = 20;
         double commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"");
-        long scripts = RedisStats.calls(redis, "eval");
+        long scripts = RedisStats.scripts(redis);
         for (int i = 0; i < transfers; i++) {
             Api.post(token, newKey(), body(9_100 + i)).then().statusCode(201).header("Idempotent-Replayed", nullValue());
         }
         commands = Metrics.sum("ledgerline_redis_commands_total", "result=\"answered\"") - commands;
-        long evaluated = RedisStats.calls(redis, "eval") - scripts;
+        long evaluated = RedisStats.scripts(redis) - scripts;
         // four round trips each (a second script for the marker) would be 80; the sweeps send a few of their own
         assertTrue(commands >= 3 * transfers && commands < 3 * transfers + 12,
                 "three Redis commands per first use: " + commands + " for " + transfers);
@@ -210,6 +211,46 @@ class IdempotencyFastPathTest {
         Api.post(token, fresh, "{\"amount\": -5}").then().statusCode(400);
         assertEquals(null, redis.get(IdempotencyService.redisKey("marks", IdempotencyKey.parse(fresh))).await().atMost(WAIT));
         Api.post(token, fresh, body(9_201)).then().statusCode(201).header("Idempotent-Replayed", nullValue());
+    }
+
+    /**
+     * Scripts go by their digest; a Redis that forgot them (restarted, failed over, or flushed as here) answers
+     * {@code NOSCRIPT}, and the same call sends the text once: the first use is admitted, marked and answered as if
+     * nothing happened, no failure is counted against Redis, and later calls go by the digest again.
+     */
+    @Test
+    void aRedisThatForgotItsScriptsIsSentEachOnceAsText() {
+        String token = writer("scripts");
+        Api.post(token, newKey(), body(9_300)).then().statusCode(201);
+        double failed = Metrics.sum("ledgerline_redis_commands_total", "result=\"failed\"");
+        double sent = Metrics.sum("ledgerline_redis_commands_total", "result=\"script_sent\"");
+        long texts = RedisStats.calls(redis, "eval");
+        long digests = RedisStats.calls(redis, "evalsha");
+        redis.execute("SCRIPT", "FLUSH").await().atMost(WAIT);
+
+        String key = newKey();
+        String id = Api.post(token, key, body(9_301)).then().statusCode(201).header("Idempotent-Replayed", nullValue())
+                .extract().path("id");
+        IdempotencyEntry entry = IdempotencyEntry.decode(redis.get(IdempotencyService.redisKey("scripts", IdempotencyKey.parse(key)))
+                .await().atMost(WAIT));
+        assertTrue(entry != null && entry.completed(), "the admission's script ran and the completed entry replaced its marker");
+        assertEquals(1L, redis.execute("EXISTS", RateLimiter.redisKey("scripts", RateLimiter.Kind.WRITE)).await().atMost(WAIT)
+                .toLong(), "the bucket was taken from");
+        assertTrue(RedisStats.calls(redis, "eval") - texts >= 1, "the admission's script was sent as text");
+        assertTrue(Metrics.sum("ledgerline_redis_commands_total", "result=\"script_sent\"") - sent >= 1, "and counted");
+        assertEquals(failed, Metrics.sum("ledgerline_redis_commands_total", "result=\"failed\""), "NOSCRIPT is no failure of Redis");
+
+        long textsAfter = RedisStats.calls(redis, "eval");
+        long digestsAfter = RedisStats.calls(redis, "evalsha");
+        int transfers = 10;
+        for (int i = 0; i < transfers; i++) {
+            Api.post(token, newKey(), body(9_310 + i)).then().statusCode(201).header("Idempotent-Replayed", nullValue());
+        }
+        assertTrue(RedisStats.calls(redis, "evalsha") - digestsAfter >= transfers, "by digest again");
+        // the service's two other scripts (get-or-set, the lock's compare-and-delete) may meet the flush once each
+        assertTrue(RedisStats.calls(redis, "eval") - textsAfter <= 2, "no script sent as text twice");
+        assertTrue(digestsAfter > digests, "the first call after the flush went by digest and was refused");
+        Api.post(token, key, body(9_301)).then().statusCode(201).header("Idempotent-Replayed", "true").body("id", equalTo(id));
     }
 
     /** A kept response and body written under another stamp (another release, other rules) are used for nothing. */

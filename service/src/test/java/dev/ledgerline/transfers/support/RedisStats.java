@@ -18,4 +18,9 @@ public final class RedisStats {
         Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(stats);
         return m.find() ? Long.parseLong(m.group(1)) : 0L;
     }
+
+    /** How many scripts the server has been asked to run: by their digest ({@code EVALSHA}) or by their text ({@code EVAL}). */
+    public static long scripts(RedisCommands redis) {
+        return calls(redis, "evalsha") + calls(redis, "eval");
+    }
 }

@@ -26,8 +26,11 @@ public class AllowedMethods {
     private static final Pattern TRANSFER = Pattern.compile("/v1/transfers/[^/]+(/events)?/?");
     private static final Pattern TRANSFER_ACTION = Pattern.compile("/v1/transfers/[^/]+/cancel/?");
 
+    /** Right after the body deadline ({@link SlowBodyGuard}), before every filter. */
+    static final int ORDER = Integer.MIN_VALUE + 1;
+
     void install(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE + 1).handler(this::options);
+        router.route().order(ORDER).handler(this::options);
     }
 
     private void options(RoutingContext rc) {

@@ -25,6 +25,7 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.impl.RoutingContextInternal;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
 
@@ -44,6 +45,7 @@ import java.util.Set;
  *
  * <ul>
  *   <li>HTTP/1.x (an HTTP/2 request, once its body is read, cannot be handed on to Quarkus REST);</li>
+ *   <li>no {@code Origin}: a browser's request is a CORS request, which Quarkus' CORS filter answers;</li>
  *   <li>one {@code Authorization: Bearer} token that {@link CachingJwtParser} verified in full a moment ago and still
  *   trusts, with a subject and the {@code transfers.write} group: what {@code @RolesAllowed} would let through. A
  *   token the cache does not hold, or any other credential, goes to the HTTP authentication, which verifies it (and
@@ -62,6 +64,14 @@ import java.util.Set;
  * {@code GET} found, so the entry is not read twice; a failure of the decision (a {@code 400}, {@code 409},
  * {@code 422}, {@code 429}, {@code 503}...) continues with the failure, which the resource answers as a problem
  * document, so every error keeps the one writer it has.
+ *
+ * <p>The route runs before the HTTP filters too, right after the body deadline ({@link SlowBodyGuard}) and the
+ * methods' guard ({@link AllowedMethods}): for a request it answers they would do nothing (no {@code Origin} for the
+ * CORS filter, authentication deferred to the resource, no path policy), yet they cost a replay about a tenth of its
+ * CPU, most of it Quarkus REST's filter that builds a path matcher for every request to name the path of an
+ * authentication failure in the metrics. A request it passes on goes through all of them as before. An installation
+ * that configures path policies ({@code quarkus.http.auth.permission.*}) gets the route after the filters, so the
+ * policies decide every request ({@code PathPolicyOrderTest}).
  */
 @ApplicationScoped
 public class ReplayRoute {
@@ -73,6 +83,9 @@ public class ReplayRoute {
     /** The decision's failure, for the resource to answer. */
     static final String DECIDED_FAILURE = "ledgerline.decided-failure";
 
+    /** After {@link SlowBodyGuard} and {@link AllowedMethods}, before every filter (Quarkus orders a filter at minus its priority). */
+    static final int EARLY = AllowedMethods.ORDER + 1;
+    private static final String PATH_POLICIES = "quarkus.http.auth.permission.";
     private static final String BEARER = "Bearer ";
     private static final Set<String> JSON_UTF8 = Set.of("application/json", "application/json;charset=utf-8",
             "application/json; charset=utf-8", "application/json;charset=\"utf-8\"", "application/json; charset=\"utf-8\"");
@@ -104,14 +117,28 @@ public class ReplayRoute {
     }
 
     void install(@Observes Router router) {
-        // after the filters (CORS, the body deadline), before Quarkus REST's route
-        router.route(HttpMethod.POST, "/v1/transfers").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT).handler(this::handle);
+        router.route(HttpMethod.POST, "/v1/transfers").order(order(ConfigProvider.getConfig().getPropertyNames()))
+                .handler(this::handle);
+    }
+
+    /**
+     * Before the HTTP filters ({@link #EARLY}), unless path policies are configured: then after them, before Quarkus
+     * REST's route, so that the authorization filter applies the policies first.
+     */
+    static int order(Iterable<String> propertyNames) {
+        for (String name : propertyNames) {
+            if (name.startsWith(PATH_POLICIES)) {
+                return RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT;
+            }
+        }
+        return EARLY;
     }
 
     private void handle(RoutingContext rc) {
         HttpServerRequest request = rc.request();
         // HTTP/1.x only: Quarkus REST pauses the request it is handed, which HTTP/2 refuses once the body was read
-        String principal = request.version() == HttpVersion.HTTP_2 ? null : principal(request);
+        String principal = request.version() == HttpVersion.HTTP_2 || request.headers().contains(HttpHeaders.ORIGIN) ? null
+                : principal(request);
         IdempotencyKey key = principal == null ? null : plainRequestKey(request);
         if (key == null) {
             rc.next();

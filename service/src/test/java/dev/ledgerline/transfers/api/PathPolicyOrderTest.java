@@ -1,0 +1,61 @@
+package dev.ledgerline.transfers.api;
+
+import dev.ledgerline.transfers.support.Api;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * {@link ReplayRoute} answers in front of the HTTP filters, the authorization filter among them; an installation that
+ * configures path policies gets it after them instead. Here a policy lets only {@code transfers.admin} post transfers:
+ * a writer's token, verified and cached by its first request, is refused on every later request too, first uses and
+ * a retry of a transfer that exists, which the route would have answered.
+ */
+@QuarkusTest
+@TestProfile(PathPolicyOrderTest.AdminsPostTransfers.class)
+class PathPolicyOrderTest {
+
+    public static class AdminsPostTransfers implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of(
+                    "quarkus.http.auth.permission.posting.paths", "/v1/transfers",
+                    "quarkus.http.auth.permission.posting.methods", "POST",
+                    "quarkus.http.auth.permission.posting.policy", "admins",
+                    "quarkus.http.auth.policy.admins.roles-allowed", "transfers.admin");
+        }
+    }
+
+    @Test
+    void aPathPolicyDecidesEveryPostTheRouteCouldHaveAnswered() {
+        String subject = "policy-" + UUID.randomUUID();
+        String writer = Api.writer(subject);
+        String admin = Api.token(subject, List.of("transfers.write", "transfers.admin"));
+
+        // the first request verifies the token (and the cache keeps it), the others would find it there
+        for (int i = 0; i < 3; i++) {
+            Api.post(writer, Api.newKey(), Api.body(4_200 + i)).then().statusCode(403);
+        }
+        String key = Api.newKey();
+        String body = Api.body(4_210);
+        Api.post(admin, key, body).then().statusCode(201);
+        // a retry of a transfer that exists, with the same bytes: still the policy's
+        Api.post(writer, key, body).then().statusCode(403);
+        Api.post(admin, key, body).then().statusCode(201).header("Idempotent-Replayed", "true");
+    }
+
+    @Test
+    void theRouteRunsBeforeTheFiltersUnlessPathPoliciesAreConfigured() {
+        assertEquals(ReplayRoute.EARLY, ReplayRoute.order(List.of("quarkus.http.cors.enabled", "quarkus.http.auth.proactive")));
+        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT,
+                ReplayRoute.order(List.of("quarkus.http.auth.permission.posting.paths")));
+    }
+}

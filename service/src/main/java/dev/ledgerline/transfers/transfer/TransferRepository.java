@@ -261,7 +261,17 @@ public class TransferRepository {
         });
     }
 
+    /** {@link TransferSql#CLAIM_RESULT}, which both claims return. */
+    private static final Columns CLAIMED = new Columns(TransferSql.CLAIM_RESULT);
+
     private static Claim claim(UUID id, Row row) {
+        int c = CLAIMED.base(row);
+        if (c >= 0) {
+            return new Claim(id, row.getLong(c), row.getUUID(c + 9), row.getString(c + 1), row.getLong(c + 2),
+                    row.getString(c + 3), row.getString(c + 4), row.getString(c + 5), row.getOffsetDateTime(c + 6),
+                    row.getOffsetDateTime(c + 7), row.getOffsetDateTime(c + 8), row.getInteger(c + 10),
+                    TransferStatus.fromDb(row.getString(c + 11)));
+        }
         return new Claim(id, row.getLong("version"), row.getUUID("claim_token"), row.getString("provider_reference"),
                 row.getLong("amount"), row.getString("currency"), row.getString("destination_iban"),
                 row.getString("destination_name"), row.getOffsetDateTime("created_at"),

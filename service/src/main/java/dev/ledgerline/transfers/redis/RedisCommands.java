@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.redis;
 
+import dev.ledgerline.transfers.config.Deadlines;
+import dev.ledgerline.transfers.config.Deadlines.Deadline;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.hashing.Sha256;
@@ -13,6 +15,7 @@ import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
+import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import java.util.Map;
@@ -27,8 +30,9 @@ import java.util.function.Supplier;
  * together, fail fast while it lasts, and resume together when a trial call succeeds. Callers treat a
  * failed {@code Uni} as "Redis could not answer" and fall back to PostgreSQL (or to local buckets).
  *
- * <p>The timeout is a Vert.x timer on the caller's event loop and the breaker is {@link Breaker}: the
- * same rules as SmallRye Fault Tolerance's {@code @Timeout} and {@code @CircuitBreaker} (by default 250 ms;
+ * <p>The timeout is a {@link Deadlines} deadline, which expires on the caller's event loop up to a tenth of it late,
+ * and the breaker is {@link Breaker}: the same rules as SmallRye Fault Tolerance's {@code @Timeout} and
+ * {@code @CircuitBreaker} (by default 250 ms;
  * 8 calls, 50 %, 2 s, one successful trial; {@code ledgerline.redis.*}), at a fraction of their per-call cost
  * (bench/FT-AB.md) — and a timeout while Redis keeps answering other commands is this process
  * being late (CPU saturated), not Redis failing, and does not count.
@@ -84,8 +88,9 @@ public class RedisCommands {
     }
 
     private final ReactiveRedisDataSource redis;
-    private final Vertx vertx;
     private final long timeoutMs;
+    /** Every command's timeout: one length, so one periodic check instead of a timer per command. */
+    private final Deadlines timeouts;
     private final Breaker breaker;
     private final Counter answered;
     private final Counter failed;
@@ -98,9 +103,9 @@ public class RedisCommands {
         // an @ApplicationScoped bean behind a client proxy, which would look the application context up on every
         // command; it lives as long as the application does
         this.redis = ClientProxy.unwrap(redis);
-        this.vertx = vertx;
         LedgerlineConfig.Redis settings = config.redis();
         this.timeoutMs = settings.timeout().toMillis();
+        this.timeouts = new Deadlines(vertx, settings.timeout());
         this.breaker = new Breaker(settings.breaker().requestVolume(), settings.breaker().failureRatio(),
                 settings.breaker().delay().toNanos());
         this.answered = commands(metrics, "answered");
@@ -157,7 +162,7 @@ public class RedisCommands {
         return Uni.createFrom().emitter(emitter -> {
             AtomicBoolean settled = new AtomicBoolean();
             long sentAt = System.nanoTime();
-            long timer = vertx.setTimer(timeoutMs, id -> {
+            Deadline deadline = timeouts.arm(() -> {
                 if (settled.compareAndSet(false, true)) {
                     // counted against Redis only if Redis answered nothing meanwhile (see Breaker#timedOut)
                     (breaker.timedOut(sentAt, System.nanoTime()) ? timedOut : late).increment();
@@ -167,14 +172,14 @@ public class RedisCommands {
             emitter.onTermination(() -> {
                 // cancelled by the caller: no verdict on Redis, but a trial call must not leave the breaker half-open
                 if (settled.compareAndSet(false, true)) {
-                    vertx.cancelTimer(timer);
+                    deadline.settle();
                     breaker.abandoned(System.nanoTime());
                 }
             });
             call.get().subscribe().with(
                     response -> {
                         if (settled.compareAndSet(false, true)) {
-                            vertx.cancelTimer(timer);
+                            deadline.settle();
                             answered.increment();
                             breaker.succeeded(System.nanoTime());
                             emitter.complete(response);
@@ -182,13 +187,18 @@ public class RedisCommands {
                     },
                     error -> {
                         if (settled.compareAndSet(false, true)) {
-                            vertx.cancelTimer(timer);
+                            deadline.settle();
                             failed.increment();
                             breaker.failed(System.nanoTime());
                             emitter.fail(error);
                         }
                     });
         });
+    }
+
+    @PreDestroy
+    void stop() {
+        timeouts.close();
     }
 
     /** Closes the breaker with an empty window (tests that heal Redis, so the next test starts from a known state). */

@@ -8,8 +8,8 @@ import java.time.Duration;
 /**
  * Deadlines that all have the same length, checked together by one periodic timer instead of one timer each: a Redis
  * command's timeout, a request body's deadline. Arming a Vert.x timer and cancelling it registers it in Vert.x's map of
- * timers and in the event loop's queue of scheduled tasks and takes it out of both again: about 4 % of a replay's CPU
- * and 3 % of a new transfer's for the two kinds (bench/CPU-AB.md), for deadlines that nearly never expire. Since every
+ * timers and in the event loop's queue of scheduled tasks and takes it out of both again: 4–5 % of a replay's samples
+ * and of a new transfer's for the two kinds (bench/CPU-AB.md), for deadlines that nearly never expire. Since every
  * deadline here has the same length, the order they are armed in is the order they expire in: they wait in a list in
  * that order, a settled one is unlinked at once, and each tick expires those at the head whose time has come.
  *

@@ -25,6 +25,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.impl.RoutingContextInternal;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import io.quarkus.vertx.http.runtime.VertxHttpConfig;
+import io.smallrye.config.SmallRyeConfig;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
@@ -70,8 +72,8 @@ import java.util.Set;
  * CORS filter, authentication deferred to the resource, no path policy), yet they cost a replay about a tenth of its
  * CPU, most of it Quarkus REST's filter that builds a path matcher for every request to name the path of an
  * authentication failure in the metrics. A request it passes on goes through all of them as before. An installation
- * that configures path policies ({@code quarkus.http.auth.permission.*}) gets the route after the filters, so the
- * policies decide every request ({@code PathPolicyOrderTest}).
+ * that configures path policies ({@code quarkus.http.auth.permission.*}, from any config source) gets the route after
+ * the filters, so the policies decide every request ({@code PathPolicyOrderTest}).
  */
 @ApplicationScoped
 public class ReplayRoute {
@@ -86,6 +88,7 @@ public class ReplayRoute {
     /** After {@link SlowBodyGuard} and {@link AllowedMethods}, before every filter (Quarkus orders a filter at minus its priority). */
     static final int EARLY = AllowedMethods.ORDER + 1;
     private static final String PATH_POLICIES = "quarkus.http.auth.permission.";
+    private static final String PATH_POLICIES_ENV = "QUARKUS_HTTP_AUTH_PERMISSION_";
     private static final String BEARER = "Bearer ";
     private static final Set<String> JSON_UTF8 = Set.of("application/json", "application/json;charset=utf-8",
             "application/json; charset=utf-8", "application/json;charset=\"utf-8\"", "application/json; charset=\"utf-8\"");
@@ -117,17 +120,34 @@ public class ReplayRoute {
     }
 
     void install(@Observes Router router) {
-        router.route(HttpMethod.POST, "/v1/transfers").order(order(ConfigProvider.getConfig().getPropertyNames()))
+        SmallRyeConfig config = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class);
+        router.route(HttpMethod.POST, "/v1/transfers").order(order(pathPolicies(config), config.getPropertyNames()))
                 .handler(this::handle);
     }
 
+    /** The path policies Quarkus applies ({@code quarkus.http.auth.permission.*}, from any config source); -1: unknown. */
+    private static int pathPolicies(SmallRyeConfig config) {
+        try {
+            return config.getConfigMapping(VertxHttpConfig.class).auth().permissions().size();
+        } catch (RuntimeException unreadable) {
+            LOG.warnf("step=replay-route the HTTP path policies could not be read (%s): the route runs after the filters",
+                    unreadable.toString());
+            return -1;
+        }
+    }
+
     /**
-     * Before the HTTP filters ({@link #EARLY}), unless path policies are configured: then after them, before Quarkus
-     * REST's route, so that the authorization filter applies the policies first.
+     * Before the HTTP filters ({@link #EARLY}), unless path policies are configured or may be: then after them, before
+     * Quarkus REST's route, so that the authorization filter applies the policies first. {@code policies}: how many
+     * Quarkus read (-1: it could not say); {@code propertyNames}: every configured name, in which a policy's name in
+     * any profile or in the form of an environment variable counts too.
      */
-    static int order(Iterable<String> propertyNames) {
+    static int order(int policies, Iterable<String> propertyNames) {
+        if (policies != 0) {
+            return RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT;
+        }
         for (String name : propertyNames) {
-            if (name.startsWith(PATH_POLICIES)) {
+            if (name.contains(PATH_POLICIES) || name.toUpperCase(Locale.ROOT).contains(PATH_POLICIES_ENV)) {
                 return RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT;
             }
         }

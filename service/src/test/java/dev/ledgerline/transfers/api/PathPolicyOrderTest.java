@@ -53,9 +53,14 @@ class PathPolicyOrderTest {
     }
 
     @Test
-    void theRouteRunsBeforeTheFiltersUnlessPathPoliciesAreConfigured() {
-        assertEquals(ReplayRoute.EARLY, ReplayRoute.order(List.of("quarkus.http.cors.enabled", "quarkus.http.auth.proactive")));
-        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT,
-                ReplayRoute.order(List.of("quarkus.http.auth.permission.posting.paths")));
+    void theRouteRunsBeforeTheFiltersUnlessPathPoliciesAreOrMayBeConfigured() {
+        List<String> others = List.of("quarkus.http.cors.enabled", "quarkus.http.auth.proactive", "QUARKUS_HTTP_PORT");
+        assertEquals(ReplayRoute.EARLY, ReplayRoute.order(0, others));
+        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(1, others), "policies Quarkus read");
+        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(-1, others), "Quarkus could not say");
+        for (String name : List.of("quarkus.http.auth.permission.posting.paths", "%prod.quarkus.http.auth.permission.p.policy",
+                "QUARKUS_HTTP_AUTH_PERMISSION_POSTING_PATHS", "_PROD_QUARKUS_HTTP_AUTH_PERMISSION_P_POLICY")) {
+            assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(0, List.of("quarkus.http.cors.enabled", name)), name);
+        }
     }
 }

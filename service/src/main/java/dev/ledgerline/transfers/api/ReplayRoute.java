@@ -25,8 +25,9 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.impl.RoutingContextInternal;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import io.quarkus.vertx.http.runtime.VertxHttpConfig;
-import io.smallrye.config.SmallRyeConfig;
+import jakarta.enterprise.inject.Instance;
+import io.quarkus.vertx.http.runtime.security.AbstractPathMatchingHttpSecurityPolicy;
+import io.quarkus.vertx.http.runtime.security.HttpSecurityPolicy;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
@@ -72,8 +73,9 @@ import java.util.Set;
  * CORS filter, authentication deferred to the resource, no path policy), yet they cost a replay about a tenth of its
  * CPU, most of it Quarkus REST's filter that builds a path matcher for every request to name the path of an
  * authentication failure in the metrics. A request it passes on goes through all of them as before. An installation
- * that configures path policies ({@code quarkus.http.auth.permission.*}, from any config source) gets the route after
- * the filters, so the policies decide every request ({@code PathPolicyOrderTest}).
+ * whose authorization filter applies a policy (path policies from {@code quarkus.http.auth.permission.*} in any config
+ * source or from the programmatic {@code HttpSecurity}, or a policy bean without a name) gets the route after the
+ * filters, so the policies decide every request ({@code PathPolicyOrderTest}).
  */
 @ApplicationScoped
 public class ReplayRoute {
@@ -107,10 +109,14 @@ public class ReplayRoute {
     private final Counter early;
     private final Counter createdEarly;
     private final ObjectMapper json;
+    /** The HTTP security policies, which decide where the route goes ({@link #install}). */
+    private final Instance<HttpSecurityPolicy> policies;
+    private volatile int installedAt;
 
     public ReplayRoute(TransferService transfers, Submissions submissions, CachingJwtParser tokens, LedgerlineConfig config,
-                       @ServiceMeters MeterRegistry metrics, ObjectMapper json) {
+                       @ServiceMeters MeterRegistry metrics, ObjectMapper json, Instance<HttpSecurityPolicy> policies) {
         this.json = json;
+        this.policies = policies;
         this.transfers = transfers;
         this.submissions = submissions;
         this.tokens = tokens;
@@ -120,30 +126,41 @@ public class ReplayRoute {
     }
 
     void install(@Observes Router router) {
-        SmallRyeConfig config = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class);
-        router.route(HttpMethod.POST, "/v1/transfers").order(order(pathPolicies(config), config.getPropertyNames()))
-                .handler(this::handle);
+        installedAt = order(applied(policies), ConfigProvider.getConfig().getPropertyNames());
+        router.route(HttpMethod.POST, "/v1/transfers").order(installedAt).handler(this::handle);
     }
 
-    /** The path policies Quarkus applies ({@code quarkus.http.auth.permission.*}, from any config source); -1: unknown. */
-    private static int pathPolicies(SmallRyeConfig config) {
-        try {
-            return config.getConfigMapping(VertxHttpConfig.class).auth().permissions().size();
-        } catch (RuntimeException unreadable) {
-            LOG.warnf("step=replay-route the HTTP path policies could not be read (%s): the route runs after the filters",
-                    unreadable.toString());
-            return -1;
-        }
+    /** The route's order on the router: {@link #EARLY}, or after the filters when policies apply. */
+    int installedAt() {
+        return installedAt;
     }
 
     /**
-     * Before the HTTP filters ({@link #EARLY}), unless path policies are configured or may be: then after them, before
-     * Quarkus REST's route, so that the authorization filter applies the policies first. {@code policies}: how many
-     * Quarkus read (-1: it could not say); {@code propertyNames}: every configured name, in which a policy's name in
-     * any profile or in the form of an environment variable counts too.
+     * Whether the authorization filter applies a policy to every request, as Quarkus's {@code HttpAuthorizer} picks
+     * them: a policy bean without a name, except the path policies' own when no path is configured for it (config
+     * {@code quarkus.http.auth.permission.*} from any source, or Quarkus's programmatic {@code HttpSecurity}). A named
+     * policy applies only through such a path.
      */
-    static int order(int policies, Iterable<String> propertyNames) {
-        if (policies != 0) {
+    static boolean applied(Iterable<HttpSecurityPolicy> policies) {
+        for (HttpSecurityPolicy policy : policies) {
+            if (policy.name() != null) {
+                continue;
+            }
+            if (policy instanceof AbstractPathMatchingHttpSecurityPolicy paths && paths.hasNoPermissions()) {
+                continue;
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Before the HTTP filters ({@link #EARLY}), unless the authorization filter applies a policy: then after them,
+     * before Quarkus REST's route, so that the policies decide first. {@code propertyNames}: every configured name, in
+     * which a path policy's name in any profile or in the form of an environment variable counts too.
+     */
+    static int order(boolean policiesApplied, Iterable<String> propertyNames) {
+        if (policiesApplied) {
             return RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT;
         }
         for (String name : propertyNames) {

@@ -4,7 +4,12 @@ import dev.ledgerline.transfers.support.Api;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
+import io.quarkus.security.identity.SecurityIdentity;
 import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.quarkus.vertx.http.runtime.security.HttpSecurityPolicy;
+import io.smallrye.mutiny.Uni;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -12,6 +17,8 @@ import java.util.Map;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link ReplayRoute} answers in front of the HTTP filters, the authorization filter among them; an installation that
@@ -34,8 +41,12 @@ class PathPolicyOrderTest {
         }
     }
 
+    @Inject
+    ReplayRoute route;
+
     @Test
     void aPathPolicyDecidesEveryPostTheRouteCouldHaveAnswered() {
+        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, route.installedAt(), "after the filters");
         String subject = "policy-" + UUID.randomUUID();
         String writer = Api.writer(subject);
         String admin = Api.token(subject, List.of("transfers.write", "transfers.admin"));
@@ -53,14 +64,32 @@ class PathPolicyOrderTest {
     }
 
     @Test
-    void theRouteRunsBeforeTheFiltersUnlessPathPoliciesAreOrMayBeConfigured() {
+    void theRouteRunsBeforeTheFiltersUnlessPoliciesApplyOrMayBeConfigured() {
         List<String> others = List.of("quarkus.http.cors.enabled", "quarkus.http.auth.proactive", "QUARKUS_HTTP_PORT");
-        assertEquals(ReplayRoute.EARLY, ReplayRoute.order(0, others));
-        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(1, others), "policies Quarkus read");
-        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(-1, others), "Quarkus could not say");
+        assertEquals(ReplayRoute.EARLY, ReplayRoute.order(false, others));
+        assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(true, others), "policies applied");
         for (String name : List.of("quarkus.http.auth.permission.posting.paths", "%prod.quarkus.http.auth.permission.p.policy",
                 "QUARKUS_HTTP_AUTH_PERMISSION_POSTING_PATHS", "_PROD_QUARKUS_HTTP_AUTH_PERMISSION_P_POLICY")) {
-            assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(0, List.of("quarkus.http.cors.enabled", name)), name);
+            assertEquals(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT, ReplayRoute.order(false, List.of("quarkus.http.cors.enabled", name)), name);
         }
+        // a policy bean without a name applies to every request; a named one only through a path
+        assertTrue(ReplayRoute.applied(List.of(policy(null))));
+        assertFalse(ReplayRoute.applied(List.of(policy("ops-only"))));
+        assertFalse(ReplayRoute.applied(List.of()));
+    }
+
+    private static HttpSecurityPolicy policy(String name) {
+        return new HttpSecurityPolicy() {
+            @Override
+            public Uni<CheckResult> checkPermission(RoutingContext request, Uni<SecurityIdentity> identity,
+                                                    AuthorizationRequestContext context) {
+                return Uni.createFrom().item(CheckResult.PERMIT);
+            }
+
+            @Override
+            public String name() {
+                return name;
+            }
+        };
     }
 }

@@ -10,6 +10,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.http.Header;
 import io.restassured.response.Response;
+import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import java.net.URL;
@@ -35,10 +36,19 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 @QuarkusTest
 class ReplayRouteTest {
 
+    @Inject
+    ReplayRoute route;
+
     private static final Duration DEADLINE = Duration.ofSeconds(30);
 
     @TestHTTPResource("/")
     URL base;
+
+    @Test
+    void theRouteRunsInFrontOfTheFiltersWhereNoPolicyApplies() {
+        // Quarkus's path policies are there, with no path configured: the authorization filter applies nothing
+        assertEquals(ReplayRoute.EARLY, route.installedAt());
+    }
 
     @Test
     void aKeptReplayIsAnsweredByTheRouteExactlyAsTheResourceAnswersIt() throws Exception {

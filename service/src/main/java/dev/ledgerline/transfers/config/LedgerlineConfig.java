@@ -326,6 +326,13 @@ public interface LedgerlineConfig {
         @WithDefault("250ms")
         Duration timeout();
 
+        /**
+         * Each event loop holds one connection and pipelines its commands on it (redis/Pipes); false leases a pooled
+         * connection per command.
+         */
+        @WithDefault("true")
+        boolean pipelined();
+
         Breaker breaker();
 
         interface Breaker {

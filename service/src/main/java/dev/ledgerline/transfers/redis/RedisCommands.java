@@ -13,8 +13,11 @@ import io.quarkus.arc.ClientProxy;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.redis.client.Response;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
@@ -36,6 +39,9 @@ import java.util.function.Supplier;
  * 8 calls, 50 %, 2 s, one successful trial; {@code ledgerline.redis.*}), at a fraction of their per-call cost
  * (bench/FT-AB.md) — and a timeout while Redis keeps answering other commands is this process
  * being late (CPU saturated), not Redis failing, and does not count.
+ *
+ * <p>A command sent from an event loop goes out on that loop's own connection, pipelined with the loop's other
+ * commands ({@link Pipes}); one from a worker thread, or while the loop's connection is being replaced, on a pooled one.
  */
 @Startup(StartupOrder.BEFORE_SCHEDULER)
 @Singleton
@@ -87,7 +93,7 @@ public class RedisCommands {
         return tag;
     }
 
-    private final ReactiveRedisDataSource redis;
+    private final Pipes redis;
     private final long timeoutMs;
     /** Every command's timeout: one length, so one periodic check instead of a timer per command. */
     private final Deadlines timeouts;
@@ -99,10 +105,13 @@ public class RedisCommands {
     private final Counter refused;
     private final Counter scriptsLoaded;
 
-    public RedisCommands(ReactiveRedisDataSource redis, Vertx vertx, @ServiceMeters MeterRegistry metrics, LedgerlineConfig config) {
+    public RedisCommands(ReactiveRedisDataSource redis, Pipes.Options options, Vertx vertx, @ServiceMeters MeterRegistry metrics,
+            LedgerlineConfig config) {
         // an @ApplicationScoped bean behind a client proxy, which would look the application context up on every
         // command; it lives as long as the application does
-        this.redis = ClientProxy.unwrap(redis);
+        // unwrapped first: creating the client is what hands its options to Pipes.Options
+        io.vertx.redis.client.Redis client = ClientProxy.unwrap(redis).getRedis().getDelegate();
+        this.redis = new Pipes(client, vertx, config.redis().pipelined() ? options.get() : null);
         LedgerlineConfig.Redis settings = config.redis();
         this.timeoutMs = settings.timeout().toMillis();
         this.timeouts = new Deadlines(vertx, settings.timeout());
@@ -125,7 +134,8 @@ public class RedisCommands {
 
     /** Sends one command: fails at once while the breaker is open, and after the timeout without an answer. */
     public Uni<Response> execute(String command, String... args) {
-        return guarded(command, () -> redis.execute(command, args));
+        Request request = request(Command.create(command), args);
+        return guarded(command, () -> redis.send(request).map(Response::newInstance));
     }
 
     /**
@@ -138,13 +148,23 @@ public class RedisCommands {
         args[0] = script.sha1();
         args[1] = Integer.toString(keys);
         System.arraycopy(keysAndArgs, 0, args, 2, keysAndArgs.length);
-        return guarded("a script", () -> redis.execute("EVALSHA", args)
-                .onFailure(RedisCommands::notLoaded).recoverWithUni(() -> {
-                    scriptsLoaded.increment();
-                    String[] withText = args.clone();
-                    withText[0] = script.text();
-                    return redis.execute("EVAL", withText);
-                }));
+        return guarded("a script", () -> redis.send(request(Command.EVALSHA, args)).recover(error -> {
+            if (!notLoaded(error)) {
+                return Future.failedFuture(error);
+            }
+            scriptsLoaded.increment();
+            String[] withText = args.clone();
+            withText[0] = script.text();
+            return redis.send(request(Command.EVAL, withText));
+        }).map(Response::newInstance));
+    }
+
+    private static Request request(Command command, String[] args) {
+        Request request = Request.cmd(command);
+        for (String arg : args) {
+            request.arg(arg);
+        }
+        return request;
     }
 
     /** Redis's answer to {@code EVALSHA} of a script it does not hold: nothing ran. */
@@ -154,7 +174,7 @@ public class RedisCommands {
     }
 
     /** {@code call} under the timeout and the breaker; {@code what} names it in the timeout's message. */
-    <T> Uni<T> guarded(String what, Supplier<Uni<T>> call) {
+    <T> Uni<T> guarded(String what, Supplier<Future<T>> call) {
         if (!breaker.allow(System.nanoTime())) {
             refused.increment();
             return Uni.createFrom().failure(new RedisUnavailableException("the Redis breaker is open"));
@@ -165,7 +185,12 @@ public class RedisCommands {
             Deadline deadline = timeouts.arm(() -> {
                 if (settled.compareAndSet(false, true)) {
                     // counted against Redis only if Redis answered nothing meanwhile (see Breaker#timedOut)
-                    (breaker.timedOut(sentAt, System.nanoTime()) ? timedOut : late).increment();
+                    if (breaker.timedOut(sentAt, System.nanoTime())) {
+                        timedOut.increment();
+                        redis.dropHere(); // unanswered while Redis answered nothing: this loop's connection may be dead
+                    } else {
+                        late.increment();
+                    }
                     emitter.fail(new TimeoutException("Redis did not answer " + what + " within " + timeoutMs + " ms"));
                 }
             });
@@ -176,34 +201,38 @@ public class RedisCommands {
                     breaker.abandoned(System.nanoTime());
                 }
             });
-            call.get().subscribe().with(
-                    response -> {
-                        if (settled.compareAndSet(false, true)) {
-                            deadline.settle();
-                            answered.increment();
-                            breaker.succeeded(System.nanoTime());
-                            emitter.complete(response);
-                        }
-                    },
-                    error -> {
-                        if (settled.compareAndSet(false, true)) {
-                            deadline.settle();
-                            failed.increment();
-                            breaker.failed(System.nanoTime());
-                            emitter.fail(error);
-                        }
-                    });
+            call.get().onComplete(result -> {
+                if (!settled.compareAndSet(false, true)) {
+                    return;
+                }
+                deadline.settle();
+                if (result.succeeded()) {
+                    answered.increment();
+                    breaker.succeeded(System.nanoTime());
+                    emitter.complete(result.result());
+                } else {
+                    failed.increment();
+                    breaker.failed(System.nanoTime());
+                    emitter.fail(result.cause());
+                }
+            });
         });
     }
 
     @PreDestroy
     void stop() {
         timeouts.close();
+        redis.close();
     }
 
     /** Closes the breaker with an empty window (tests that heal Redis, so the next test starts from a known state). */
     public void resetBreaker() {
         breaker.reset();
+    }
+
+    /** Whether the calling event loop holds its pipelined connection now. */
+    boolean pipelinedHere() {
+        return redis.heldHere();
     }
 
     /** Whether the breaker currently lets commands through. */

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.redis;
 
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
+import io.smallrye.mutiny.vertx.UniHelper;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -102,7 +103,7 @@ class RedisGuardBench {
                 .build();
         Map<String, Function<Supplier<Uni<String>>, Uni<String>>> variants = new LinkedHashMap<>();
         variants.put("none", Supplier::get);
-        variants.put("breaker", op -> commands.guarded("bench", op));
+        variants.put("breaker", op -> commands.guarded("bench", () -> UniHelper.toFuture(op.get())));
         variants.put("guard", op -> guard.get(op, UNI_OF_STRING));
         variants.put("typed-guard", typed::get);
         variants.put("annotations", annotated::call);

@@ -19,6 +19,20 @@ public final class RedisStats {
         return m.find() ? Long.parseLong(m.group(1)) : 0L;
     }
 
+    /**
+     * How many times the Redis on {@code port} has read from its clients' sockets ({@code total_reads_processed}):
+     * commands that arrive together on one connection are read together.
+     */
+    public static long readsProcessed(int port) {
+        try (redis.clients.jedis.Jedis admin = new redis.clients.jedis.Jedis("127.0.0.1", port)) {
+            Matcher m = Pattern.compile("total_reads_processed:(\\d+)").matcher(admin.info("stats"));
+            if (!m.find()) {
+                throw new AssertionError("INFO stats has no total_reads_processed");
+            }
+            return Long.parseLong(m.group(1));
+        }
+    }
+
     /** How many scripts the server has been asked to run: by their digest ({@code EVALSHA}) or by their text ({@code EVAL}). */
     public static long scripts(RedisCommands redis) {
         return calls(redis, "evalsha") + calls(redis, "eval");

@@ -1,0 +1,221 @@
+package dev.ledgerline.transfers.redis;
+
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.quarkus.redis.client.RedisOptionsCustomizer;
+import io.quarkus.redis.runtime.client.config.RedisConfig;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.impl.ContextInternal;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.RedisClientType;
+import io.vertx.redis.client.RedisConnection;
+import io.vertx.redis.client.RedisOptions;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import io.vertx.redis.client.impl.PooledRedisConnection;
+import jakarta.inject.Singleton;
+import org.jboss.logging.Logger;
+
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Redis connection per event loop, held for as long as it works, on which that loop's commands are pipelined.
+ *
+ * <p>The pooled client leases a connection per command and returns it with the answer, so each command is one
+ * connection's only traffic: Redis reads it alone and writes its answer alone (a {@code read} and a {@code write} per
+ * command, most of a short command's cost in Redis), and this process pays the lease and a socket wake-up per answer.
+ * On a held connection the commands that one loop sends while Redis is busy arrive together; Redis reads them in one
+ * call and answers them in one write, and the answers are read together here. Redis answers a connection's commands in
+ * order and Vert.x matches them to their senders in that order, so a command whose sender stopped waiting (a timeout)
+ * still takes its own answer when it comes, never another command's.
+ *
+ * <p>Only the loop that connected uses a pipe, so a command never crosses threads. The pipes come from a client of
+ * their own, with the same options as the application's: its pool holds only pipes, so a loop's connect always opens a
+ * new connection, on that loop, never an idle one another loop opened. A command from anywhere else (a worker thread),
+ * before the loop's pipe is connected, or while it reconnects goes through the application's pooled client, as
+ * before: the pipe makes commands cheaper, never possible. A pipe is dropped when its connection ends or fails, and by
+ * {@link #dropHere()} when a command on it went unanswered while Redis answered nothing (a connection that may be
+ * dead without having been told): its socket is closed, so it never goes back to a pool, and the commands still
+ * waiting on it fail at once. A command the pipe refuses because its socket closed before the end reached us goes to
+ * the pool instead, and the pipe is dropped. The next command reconnects a dropped pipe, at most once a second while
+ * connecting fails. Only a standalone Redis is pipelined so: a cluster or sentinel client keeps the pool.
+ *
+ * <p>A failed command may still have been applied: written before its pipe closed, Redis may read and run it after
+ * its sender was told it failed, as with any command that timed out. Every caller already takes a failed command as
+ * "unknown" and lets PostgreSQL decide. Measured in bench/CPU-AB.md ("One connection per event loop").
+ */
+final class Pipes {
+
+    private static final Logger LOG = Logger.getLogger(Pipes.class);
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How Vert.x fails a command sent on a connection it has closed. */
+    private static final String CLOSED = "Connection is closed";
+
+    /** The pooled client: worker threads, and event loops without a pipe. */
+    private final Redis pooled;
+    /** The pipes' own client, or {@code null} when nothing is pipelined. */
+    private final Redis pipelined;
+    private final FastThreadLocal<Pipe> pipes = new FastThreadLocal<>() {
+        @Override
+        protected Pipe initialValue() {
+            return new Pipe();
+        }
+    };
+
+    /**
+     * @param options the application client's options as Quarkus built them ({@link Options}), or {@code null} to
+     *                pipeline nothing
+     */
+    Pipes(Redis pooled, Vertx vertx, RedisOptions options) {
+        this.pooled = pooled;
+        if (options == null || options.getType() != RedisClientType.STANDALONE) {
+            this.pipelined = null;
+            return;
+        }
+        int loops = 0;
+        for (EventExecutor ignored : vertx.nettyEventLoopGroup()) {
+            loops++;
+        }
+        RedisOptions own = new RedisOptions(options);
+        // one pipe per loop, and room for a pipe being replaced while its old socket closes
+        own.setMaxPoolSize(2 * loops);
+        own.setMaxPoolWaiting(2 * loops);
+        this.pipelined = Redis.createClient(vertx, own);
+    }
+
+    /** Sends on this loop's pipe when it has one, through the pool otherwise. */
+    Future<Response> send(Request request) {
+        RedisConnection pipe = here();
+        if (pipe == null) {
+            return pooled.send(request);
+        }
+        Future<Response> answer = pipe.send(request);
+        if (answer.failed()) {
+            // failed before it was written: the connection closed without our hearing of it, or its queue is full
+            if (closed(answer.cause())) {
+                pipes.get().lost(pipe);
+                discard(pipe);
+            }
+            return pooled.send(request);
+        }
+        return answer;
+    }
+
+    /** The connection held for this event loop, or {@code null} (not on an event loop, or not connected yet). */
+    private RedisConnection here() {
+        if (pipelined == null || !Context.isOnEventLoopThread()) {
+            return null;
+        }
+        Pipe pipe = pipes.get();
+        if (pipe.connection == null && !pipe.connecting && System.nanoTime() - pipe.failedAt >= RETRY_NANOS) {
+            pipe.connect(pipelined);
+        }
+        return pipe.connection;
+    }
+
+    /** Drops this loop's pipe: its commands failed unanswered; the ones still waiting on it fail now, not at a timeout. */
+    void dropHere() {
+        if (pipelined == null || !Context.isOnEventLoopThread()) {
+            return;
+        }
+        Pipe pipe = pipes.get();
+        RedisConnection connection = pipe.connection;
+        if (connection != null) {
+            LOG.debug("closing this event loop's Redis pipe: a command on it went unanswered");
+            pipe.lost(connection);
+            discard(connection);
+        }
+    }
+
+    /** A send refused by a connection that is closed, or whose socket is, before its end reached us. */
+    private static boolean closed(Throwable error) {
+        return error instanceof ClosedChannelException || CLOSED.equals(error.getMessage());
+    }
+
+    /** Closes the connection's socket: closing a pooled connection alone would hand it, unanswered commands and all, back to its pool. */
+    private static void discard(RedisConnection connection) {
+        if (connection instanceof PooledRedisConnection pooledConnection) {
+            pooledConnection.actual().forceClose();
+        }
+        connection.close();
+    }
+
+    void close() {
+        if (pipelined != null) {
+            pipelined.close();
+        }
+    }
+
+    /** Whether the calling event loop holds a pipe now (tests). */
+    boolean heldHere() {
+        return connectionHere() != null;
+    }
+
+    /** The calling event loop's pipe, or {@code null} (tests). */
+    RedisConnection connectionHere() {
+        return pipelined != null && Context.isOnEventLoopThread() ? pipes.get().connection : null;
+    }
+
+    private static final class Pipe {
+        RedisConnection connection;
+        boolean connecting;
+        long failedAt = System.nanoTime() - RETRY_NANOS;
+
+        void connect(Redis client) {
+            connecting = true;
+            // connected from this loop's own context, so the connection lives on this loop and holds on to nothing of
+            // the request whose command found the pipe missing (a request runs on a context duplicated for it)
+            ContextInternal current = (ContextInternal) Vertx.currentContext();
+            if (current == null) {
+                open(client);
+            } else {
+                current.unwrap().dispatch(ignored -> open(client));
+            }
+        }
+
+        private void open(Redis client) {
+            client.connect().onComplete(result -> {
+                connecting = false;
+                if (result.failed()) {
+                    failedAt = System.nanoTime();
+                    return;
+                }
+                RedisConnection held = result.result();
+                held.endHandler(ignored -> lost(held));
+                held.exceptionHandler(error -> {
+                    lost(held);
+                    discard(held);
+                });
+                connection = held;
+            });
+        }
+
+        private void lost(RedisConnection held) {
+            if (connection == held) {
+                connection = null;
+                failedAt = System.nanoTime();
+            }
+        }
+    }
+
+    /** Keeps a copy of the options Quarkus built for the application's Redis client, for the pipes' own client. */
+    @Singleton
+    public static class Options implements RedisOptionsCustomizer {
+        private volatile RedisOptions options;
+
+        @Override
+        public void customize(String client, RedisOptions options) {
+            if (RedisConfig.DEFAULT_CLIENT_NAME.equals(client)) {
+                this.options = new RedisOptions(options);
+            }
+        }
+
+        /** The default client's options once Quarkus has created it; {@code null} before. */
+        RedisOptions get() {
+            return options;
+        }
+    }
+}

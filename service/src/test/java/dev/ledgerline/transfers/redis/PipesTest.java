@@ -1,0 +1,213 @@
+package dev.ledgerline.transfers.redis;
+
+import dev.ledgerline.devstack.LocalRedis;
+import dev.ledgerline.transfers.support.RedisStats;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.RedisConnection;
+import io.vertx.redis.client.RedisOptions;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import io.vertx.redis.client.impl.PooledRedisConnection;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.ClientKillParams;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link Pipes} against a real Redis that the test freezes and whose connections it kills: an event loop's commands
+ * share one connection and reach Redis together, every command gets its own answer, and a pipe that dies or goes
+ * unanswered is replaced without losing a command sent after it.
+ */
+class PipesTest {
+
+    private static final int COMMANDS = 200;
+    private static LocalRedis server;
+    private static Vertx vertx;
+    private static Context loop;
+    private static Redis pooled;
+    private Pipes pipes;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalRedis.start();
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        loop = vertx.getOrCreateContext();
+        pooled = Redis.createClient(vertx, options());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        server.close();
+    }
+
+    @BeforeEach
+    void pipes() {
+        pipes = new Pipes(pooled, vertx, options());
+    }
+
+    @AfterEach
+    void closePipes() {
+        pipes.close();
+    }
+
+    private static RedisOptions options() {
+        return new RedisOptions().setConnectionString(server.uri()).setMaxPoolSize(COMMANDS).setMaxPoolWaiting(COMMANDS);
+    }
+
+    @Test
+    void oneLoopsCommandsReachRedisTogetherOnOneConnection() throws Exception {
+        awaitHeld(pipes);
+        long readsPiped = readsFor(pipes);
+        long readsPooled = readsFor(new Pipes(pooled, vertx, null)); // pipes off: a pooled connection per command
+        // frozen while they were sent, Redis finds the loop's commands waiting together on its one connection
+        assertTrue(readsPiped < COMMANDS / 4, "pipelined: " + readsPiped + " reads for " + COMMANDS + " commands");
+        assertTrue(readsPooled >= COMMANDS, "pooled: " + readsPooled + " reads for " + COMMANDS + " commands");
+    }
+
+    @Test
+    void aKilledPipeIsReplacedAndTheCommandsAfterItAreAnswered() throws Exception {
+        long first = awaitHeld(pipes);
+        try (Jedis admin = admin()) { // the connection dies under the pipe, as when Redis restarts or a proxy resets it
+            admin.clientKill(ClientKillParams.clientKillParams().id(Long.toString(first)));
+        }
+        // every command after the kill is answered: by the pool until this loop's pipe is back, then by the new pipe
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long replacement;
+        while (true) {
+            assertEquals("PONG", onLoop(() -> pipes.send(Request.cmd(Command.PING))).toString());
+            replacement = onLoop(() -> Future.succeededFuture(pipes.heldHere()))
+                    ? onLoop(() -> pipes.send(Request.cmd(Command.CLIENT).arg("ID"))).toLong() : -1;
+            if (replacement > 0 && replacement != first) {
+                break;
+            }
+            assertTrue(System.nanoTime() < deadline, "no new pipe within 10 s");
+            Thread.sleep(50);
+        }
+        assertNotEquals(first, replacement);
+    }
+
+    @Test
+    void aPipeDroppedWhileRedisIsFrozenFailsItsWaitingCommandsAndIsReplaced() throws Exception {
+        long first = awaitHeld(pipes);
+        server.pause();
+        try {
+            CompletableFuture<Response> waiting = onLoopAsync(() -> pipes.send(Request.cmd(Command.INCR).arg("pipes:dropped")));
+            onLoop(() -> {
+                pipes.dropHere(); // what RedisCommands does when a command on the pipe goes unanswered
+                return Future.succeededFuture(null);
+            });
+            // the dropped pipe's socket is closed, so the command waiting on it fails now, not when Redis wakes
+            assertTrue(failedWithin(waiting, 5), "the command waiting on the dropped pipe failed");
+        } finally {
+            server.resume();
+        }
+        assertFalse(onLoop(() -> Future.succeededFuture(pipes.heldHere())), "the dropped pipe is gone");
+        long second = awaitHeld(pipes);
+        assertNotEquals(first, second);
+        assertEquals("PONG", onLoop(() -> pipes.send(Request.cmd(Command.PING))).toString());
+    }
+
+    @Test
+    void aPipeClosedUnheardIsDroppedAtItsNextCommandWhichThePoolAnswers() throws Exception {
+        long first = awaitHeld(pipes);
+        // the pipe's connection closes and its end is never heard: the one window in which the pipe could outlive it
+        onLoop(() -> {
+            RedisConnection connection = pipes.connectionHere();
+            connection.endHandler(null);
+            connection.exceptionHandler(null);
+            ((PooledRedisConnection) connection).actual().forceClose();
+            return Future.succeededFuture(null);
+        });
+        // the next command is written nowhere by the closed connection: the pool answers it, and the pipe is dropped
+        assertEquals("PONG", onLoop(() -> pipes.send(Request.cmd(Command.PING))).toString());
+        assertFalse(onLoop(() -> Future.succeededFuture(pipes.heldHere())), "the closed pipe is dropped");
+        assertNotEquals(first, awaitHeld(pipes));
+    }
+
+    /** Redis's read events while {@code COMMANDS} commands are sent on the loop to a frozen Redis, which then answers them. */
+    private static long readsFor(Pipes pipes) throws Exception {
+        long before = RedisStats.readsProcessed(server.port());
+        List<CompletableFuture<Response>> answers;
+        server.pause();
+        try {
+            answers = onLoop(() -> {
+                List<CompletableFuture<Response>> sent = new ArrayList<>();
+                for (int i = 0; i < COMMANDS; i++) {
+                    sent.add(pipes.send(Request.cmd(Command.INCR).arg("pipes:n")).toCompletionStage().toCompletableFuture());
+                }
+                return Future.succeededFuture(sent);
+            });
+            Thread.sleep(200); // every command written into the sockets while Redis sleeps
+        } finally {
+            server.resume();
+        }
+        for (CompletableFuture<Response> answer : answers) {
+            assertTrue(answer.get(10, TimeUnit.SECONDS).toLong() > 0);
+        }
+        return RedisStats.readsProcessed(server.port()) - before - 1; // less INFO's own read
+    }
+
+    /** Waits until the loop holds a pipe; its Redis client id. */
+    private static long awaitHeld(Pipes pipes) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!onLoop(() -> {
+            pipes.send(Request.cmd(Command.PING)); // the first command on a loop starts its pipe's connect
+            return Future.succeededFuture(pipes.heldHere());
+        })) {
+            assertTrue(System.nanoTime() < deadline, "no pipe within 10 s");
+            Thread.sleep(20);
+        }
+        return onLoop(() -> pipes.send(Request.cmd(Command.CLIENT).arg("ID"))).toLong();
+    }
+
+    private static boolean failedWithin(CompletableFuture<?> future, int seconds) throws InterruptedException {
+        try {
+            future.get(seconds, TimeUnit.SECONDS);
+            return false;
+        } catch (java.util.concurrent.ExecutionException expected) {
+            return true;
+        } catch (java.util.concurrent.TimeoutException stillWaiting) {
+            return false;
+        }
+    }
+
+    private static <T> T onLoop(Supplier<Future<T>> call) throws Exception {
+        return onLoopAsync(call).get(10, TimeUnit.SECONDS);
+    }
+
+    private static <T> CompletableFuture<T> onLoopAsync(Supplier<Future<T>> call) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        loop.runOnContext(ignored -> call.get().onComplete(r -> {
+            if (r.succeeded()) {
+                result.complete(r.result());
+            } else {
+                result.completeExceptionally(r.cause());
+            }
+        }));
+        return result;
+    }
+
+    private static Jedis admin() {
+        return new Jedis("127.0.0.1", server.port());
+    }
+}

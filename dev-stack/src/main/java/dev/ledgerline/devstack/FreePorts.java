@@ -13,10 +13,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>A port found free is bound by another process seconds later, and meanwhile something else may take it. By default
  * the kernel picks an ephemeral port, which is fine for one test JVM at a time. A JVM given
- * {@value #WINDOW_PROPERTY}{@code =P} takes ports in turn from its own window of {@value #WINDOW_SIZE}, P to P + 999,
+ * {@value #WINDOW_PROPERTY}{@code =P} takes ports in turn from its own window of {@value #WINDOW_SIZE}, P to P + 499,
  * which must lie below the ephemeral range (32768 and up on Linux) with room for a Redis cluster node's bus port (port
- * + 10000): no outgoing connection is ever given such a port, and JVMs with different windows (surefire's forks, given
- * {@code 1${surefire.forkNumber}000}) never pick the same one.
+ * + 10000): no outgoing connection is ever given such a port, and JVMs with different windows never pick the same one:
+ * the service's surefire forks are given {@code 1${surefire.forkNumber}000}, the integration tests' failsafe forks
+ * {@code 1${surefire.forkNumber}500}, and both kinds run at once under {@code .ci/verify}.
  *
  * <p>A window starts at {@value #LOWEST_WINDOW} or above, so every port it hands out, and every bus port of a cluster
  * node on one, is at least that: a port a JVM listens on by a fixed number (the test HTTP and management ports) stays
@@ -27,7 +28,7 @@ public final class FreePorts {
 
     /** The system property naming the first port of this JVM's window. */
     public static final String WINDOW_PROPERTY = "devstack.ports.from";
-    static final int WINDOW_SIZE = 1000;
+    static final int WINDOW_SIZE = 500;
     /** The lowest first port of a window: fixed listening ports stay below it. */
     public static final int LOWEST_WINDOW = 10_000;
     /** How far above its port a Redis cluster node listens for its peers (its cluster bus). */

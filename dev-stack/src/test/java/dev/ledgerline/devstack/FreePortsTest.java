@@ -24,37 +24,37 @@ class FreePortsTest {
 
     @Test
     void aWindowGivesItsOwnPortsInTurnBelowTheEphemeralRange() throws IOException {
-        System.setProperty(FreePorts.WINDOW_PROPERTY, "12000");
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "16000");
         Set<Integer> seen = new HashSet<>();
         for (int i = 0; i < 50; i++) {
             int port = FreePorts.find();
-            assertTrue(port >= 12_000 && port < 13_000, "the window is 12000–12999: " + port);
+            assertTrue(port >= 16_000 && port < 16_500, "the window is 16000–16499: " + port);
             assertTrue(seen.add(port), "a port handed out twice: " + port);
         }
     }
 
     @Test
     void aPortInUseIsSkipped() throws IOException {
-        System.setProperty(FreePorts.WINDOW_PROPERTY, "11000");
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "15000");
         int first = FreePorts.find();
-        int next = first + 1 < 12_000 ? first + 1 : 11_000;
+        int next = first + 1 < 15_500 ? first + 1 : 15_000;
         try (ServerSocket taken = new ServerSocket(next, 1, InetAddress.getLoopbackAddress())) {
             int found = FreePorts.find();
             assertNotEquals(next, found, "the port a listener holds");
-            assertTrue(found >= 11_000 && found < 12_000, "still the window: " + found);
+            assertTrue(found >= 15_000 && found < 15_500, "still the window: " + found);
         }
     }
 
     @Test
     void aClusterNodesPortIsSkippedWhenItsBusPortIsHeld() throws IOException {
-        System.setProperty(FreePorts.WINDOW_PROPERTY, "11000");
+        System.setProperty(FreePorts.WINDOW_PROPERTY, "15000");
         int first = FreePorts.find();
-        int next = first + 1 < 12_000 ? first + 1 : 11_000;
+        int next = first + 1 < 15_500 ? first + 1 : 15_000;
         // a listener on the bus port of the port that comes next, as the test HTTP port once was (21081 for 11081)
         try (ServerSocket bus = new ServerSocket(next + FreePorts.BUS_OFFSET, 1, InetAddress.getLoopbackAddress())) {
             int found = FreePorts.findWithBus();
             assertNotEquals(next, found, "a node there could not bind its bus port " + (next + FreePorts.BUS_OFFSET));
-            assertTrue(found >= 11_000 && found < 12_000, "still the window: " + found);
+            assertTrue(found >= 15_000 && found < 15_500, "still the window: " + found);
         }
     }
 
@@ -64,7 +64,7 @@ class FreePortsTest {
         assertTrue(port > 0);
         System.setProperty(FreePorts.WINDOW_PROPERTY, "30000");
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, FreePorts::find);
-        assertEquals(FreePorts.WINDOW_PROPERTY + " must be a port from 10000 to 21768, not '30000'", refused.getMessage(),
+        assertEquals(FreePorts.WINDOW_PROPERTY + " must be a port from 10000 to 22268, not '30000'", refused.getMessage(),
                 "a window whose cluster bus ports would reach the ephemeral range");
     }
 }

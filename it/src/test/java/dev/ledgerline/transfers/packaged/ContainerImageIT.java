@@ -391,10 +391,12 @@ class ContainerImageIT {
 
     /**
      * The repository's files a build reads, copied: everything but build output, installed node modules, git's own
-     * files and editors' (git is not asked: a file not yet committed is part of the build too).
+     * files and editors' (git is not asked: a file not yet committed is part of the build too). The TypeScript SDK's
+     * generated sources and compiled output ({@code src/generated}, {@code dist}) are build output too, which
+     * {@code .ci/verify}'s module tests may be writing while this copies.
      */
     private static Path copySources(Path from, Path to) throws IOException {
-        Set<String> skipped = Set.of("target", "node_modules", ".git", ".idea", ".vscode");
+        Set<String> skipped = Set.of("target", "node_modules", "dist", "generated", ".git", ".idea", ".vscode");
         try (Stream<Path> paths = Files.walk(from)) {
             for (Path source : (Iterable<Path>) paths.filter(p -> {
                 for (Path part : from.relativize(p)) {

@@ -156,15 +156,17 @@ warm_replays() { # K SECONDS [CONNECTIONS (32)]: replays of the seeded keys, not
 
 sent_total() { [ -z "$1" ] && echo 0 || q "$1" "SELECT count(*) FROM transfer_events WHERE to_status = 'sent'"; }
 log_errors() { grep -cE ' ERROR |"level":"ERROR"' "$1" 2>/dev/null || true; }   # plain or JSON log lines
-window() { # K SCENARIO CONNECTIONS ROUND
-  local k=$1 scenario=$2 c=$3 round=$4 db=${DBS[$1]}
+window() { # K SCENARIO CONNECTIONS ROUND [RATE: an open model at RATE requests/s over CONNECTIONS instead]
+  local k=$1 scenario=$2 c=$3 round=$4 rate=${5:-} db=${DBS[$1]}
+  local load=(--model=closed)
+  [ -z "$rate" ] || load=(--model=open --rate="$rate")
   local n0 n1 s0 s1 r0 r1 p0 p1 t0 t1 i0 e0 e1 js jit gc
   # the second before the window: the service's own CPU while nothing is sent to it (what an earlier load left running)
   i0=$(ticks "${SVCS[$k]}"); sleep 1
   local before_threads; before_threads=$(mktemp)
   python3 bench/threads.py "${SVCS[$k]}" --save "$before_threads"
   n0=$(sent_total "$db"); s0=$(ticks "${SVCS[$k]}"); r0=$(ticks "$REDIS_PID"); p0=$(pg_ticks); e0=$(log_errors "${LOGS[$k]}"); t0=$(date +%s%N)
-  js=$(drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario="$scenario" \
+  js=$(drive "${load[@]}" --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario="$scenario" \
     --seed-prefix=seed --seed-count="$SEED" --prefix="r$round-$c-$STAMP" --duration="$SECS" --warmup=2 --connections="$c" \
     --label="${NAMES[$k]}")
   [ "$scenario" = new ] && sleep 2   # the window's last sends and fences
@@ -176,11 +178,13 @@ window() { # K SCENARIO CONNECTIONS ROUND
       --argjson span "$(( (t1 - t0) / 1000000 ))" --argjson svc "$(( s1 - s0 ))" --argjson redis "$(( r1 - r0 ))" \
       --argjson pg "$(( p1 - p0 ))" --argjson sent "$(( n1 - n0 ))" --argjson hz "$TICK" --arg load "$(load1)" \
       --argjson idle "$(( s0 - i0 ))" --argjson logErrors "$(( e1 - e0 ))" --argjson jit "$jit" --argjson gc "$gc" \
+      --arg rate "$rate" --argjson c "$c" \
       '. + {name: $name, scenario: $scenario, round: $round, spanMs: $span, sent: $sent, load: $load,
+            connections: (.connections // $c), openRate: (if $rate == "" then null else ($rate | tonumber) end),
             svcUs: ($svc / $hz * 1e6 / (.achieved * $span / 1000)), redisUs: ($redis / $hz * 1e6 / (.achieved * $span / 1000)),
             pgUs: ($pg / $hz * 1e6 / (.achieved * $span / 1000)), svcCores: ($svc / $hz / ($span / 1000)),
             jitUs: ($jit / $hz * 1e6 / (.achieved * $span / 1000)), gcUs: ($gc / $hz * 1e6 / (.achieved * $span / 1000)),
             svcNoJitUs: (([$svc - $jit, 0] | max) / $hz * 1e6 / (.achieved * $span / 1000)),
             idleCoresBefore: ($idle / $hz), logErrors: $logErrors}' >> "$JSONL"
-  tail -1 "$JSONL" | jq -r --arg pfx "$PFX" '"\($pfx): round \(.round) \(.name) \(.scenario) c\(.connections): \(.achieved | round)/s p50 \(.p50) p99 \(.p99) ms, service \(.svcUs | round) µs (JIT \(.jitUs | round), GC \(.gcUs | round)), redis \(.redisUs * 10 | round / 10) µs, errors \(.errors), idle before \(.idleCoresBefore) cores, load \(.load)"' >&2
+  tail -1 "$JSONL" | jq -r --arg pfx "$PFX" '"\($pfx): round \(.round) \(.name) \(.scenario) c\(.connections)\(if .openRate then " open at \(.openRate)/s" else "" end): \(.achieved | round)/s p50 \(.p50) p99 \(.p99) ms, service \(.svcUs | round) µs (JIT \(.jitUs | round), GC \(.gcUs | round)), redis \(.redisUs * 10 | round / 10) µs, errors \(.errors), idle before \(.idleCoresBefore) cores, load \(.load)"' >&2
 }

@@ -13,7 +13,8 @@
 # connection sends its next request when its answer arrives, as wrk does: `Driver load --model=closed`). First a
 # calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page,
 # with the responder's own CPU per answer: what a bare Vert.x HTTP/1.1 server spends on one request on this machine.
-# Env: ENV_A / ENV_B (more settings for A / B alone, NAME=VALUE ...: one build, two settings) ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
+# Env: ENV_A / ENV_B (more settings for A / B alone, NAME=VALUE ...: one build, two settings) OPEN_RATE (per round one
+# more replay window, an open model at this many requests/s over 32 connections, for tail latency at a set rate) ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
 # PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
 # 2 ms) for one more replay window and one more new-transfer window of PROFILE_S (20) s at 32 connections, summarised
@@ -62,6 +63,9 @@ for round in $(seq 1 "$ROUNDS"); do
   for k in 0 1; do window "$k" replay 32 "$round"; done
   for k in 0 1; do window "$k" replay 4 "$round"; done
   for k in 0 1; do window "$k" new 32 "$round"; done
+  if [ -n "${OPEN_RATE:-}" ]; then
+    for k in 0 1; do window "$k" replay 32 "$round" "$OPEN_RATE"; done
+  fi
 done
 
 # ---------------------------------------------------------------- profiles: replays, then new transfers, at 32 connections under JFR
@@ -93,14 +97,16 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cmd, a_desc, b_desc, load, stamp = sys.argv[2:7]
 print(f"# A/B, {stamp}\n\n`{cmd}`; A = {a_desc}, B = {b_desc}.")
-print(f"Closed loops (`Driver load --model=closed`), private PostgreSQL 15 and Redis; 1-minute load at the end: {load}.")
+print(f"Closed loops (`Driver load --model=closed`), and with OPEN_RATE an open model at that rate; private PostgreSQL 15 and Redis; 1-minute load at the end: {load}.")
 print("Each cell: min–max over the rounds; B/A: the ratio of the means over the rounds.\n")
 print("| path | measure | A | B | B/A |\n|---|---|---:|---:|---:|")
 measures = [("answers/s", "achieved", 0), ("p50 ms", "p50", 2), ("p99 ms", "p99", 2),
             ("service CPU µs/request", "svcUs", 0), ("of it the JIT compiler's", "jitUs", 0),
             ("service CPU µs/request without the JIT's", "svcNoJitUs", 0), ("Redis CPU µs/request", "redisUs", 1)]
-for scenario, c in (("replay", 32), ("replay", 4), ("new", 32)):
-    sel = [r for r in rows if r["scenario"] == scenario and r.get("connections") == c and r["round"] > 0]
+open_rates = sorted({r["openRate"] for r in rows if r.get("openRate")})
+for scenario, c, rate in [("replay", 32, None), ("replay", 4, None), ("new", 32, None)] + [("replay", 32, o) for o in open_rates]:
+    sel = [r for r in rows if r["scenario"] == scenario and r.get("connections") == c and r["round"] > 0
+           and r.get("openRate") == rate]
     extra = [("PostgreSQL CPU µs/request", "pgUs", 0), ("reached sent in the window", "sent", 0)] if scenario == "new" else []
     for label, field, digits in measures + extra:
         def cell(name):
@@ -113,7 +119,8 @@ for scenario, c in (("replay", 32), ("replay", 4), ("new", 32)):
             return (f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"), sum(v) / len(v)
         (ta, ma), (tb, mb) = cell("A"), cell("B")
         ratio = f"{mb / ma:.2f}" if ma and mb is not None else "–"
-        print(f"| {scenario} c{c} | {label} | {ta} | {tb} | {ratio} |")
+        path = f"{scenario} c{c}" + (f" open at {rate:,}/s" if rate else "")
+        print(f"| {path} | {label} | {ta} | {tb} | {ratio} |")
 cal = [r for r in rows if r["name"] == "static"]
 floor = [r for r in rows if r["name"] == "redis-get"]
 print("\nCalibration, the driver against the static responder with the same requests: "
@@ -124,7 +131,8 @@ if floor:
 print("\nWindows in order:")
 for r in rows:
     if r["round"] > 0:
-        print(f"- round {r['round']} {r['name']} {r['scenario']} c{r['connections']}: {round(r['achieved']):,}/s, p50 {r['p50']} ms, "
+        opened = f" open at {r['openRate']:,}/s" if r.get("openRate") else ""
+        print(f"- round {r['round']} {r['name']} {r['scenario']} c{r['connections']}{opened}: {round(r['achieved']):,}/s, p50 {r['p50']} ms, "
               f"p99 {r['p99']} ms, service {r['svcUs']:.0f} µs, Redis {r['redisUs']:.1f} µs, PostgreSQL {r['pgUs']:.0f} µs, "
               f"errors {r['errors']}, load {r['load']}")
 PY

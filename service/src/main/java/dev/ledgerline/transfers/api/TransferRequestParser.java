@@ -92,12 +92,46 @@ public class TransferRequestParser {
      * ({@code null} when none was given: JSON is UTF-8, RFC 8259 §8.1).
      */
     public TransferRequest parse(byte[] body, String charset) {
+        if (body != null && body.length > 0 && body.length <= maxBodyBytes && utf8(charset) && ascii(body)) {
+            // ASCII is UTF-8 as it is: read the bytes themselves, without decoding them into a text and encoding that
+            // text again for the size bound; every other body takes the strict decode. Without a NUL byte, too: Jackson
+            // reads bytes with NULs among the first four as UTF-16 or UTF-32, another text than their UTF-8
+            if (blank(body)) {
+                throw emptyBody();
+            }
+            return fields(object(readTree(body)));
+        }
         return parse(decode(body, charset));
+    }
+
+    /** Whether {@code charset} (the Content-Type's parameter, {@code null}: none) names UTF-8, JSON's own encoding. */
+    private static boolean utf8(String charset) {
+        return charset == null || charset.strip().replace("\"", "").equalsIgnoreCase("utf-8");
+    }
+
+    /** Whether every byte is ASCII and none is NUL. */
+    private static boolean ascii(byte[] body) {
+        for (byte b : body) {
+            if (b <= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** What {@link String#isBlank} says of these ASCII bytes as a text. */
+    private static boolean blank(byte[] body) {
+        for (byte b : body) {
+            if (!Character.isWhitespace((char) b)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The body as text: strict UTF-8 under {@code charset} (415 for another), within the size bound (413). */
     String decode(byte[] body, String charset) {
-        if (charset != null && !charset.strip().replace("\"", "").equalsIgnoreCase("utf-8")) {
+        if (!utf8(charset)) {
             throw new ProblemException(ProblemType.UNSUPPORTED_MEDIA_TYPE,
                     "Send the body as UTF-8 JSON: application/json without a charset, or with charset=utf-8.");
         }
@@ -119,7 +153,11 @@ public class TransferRequestParser {
     }
 
     public TransferRequest parse(String body) {
-        JsonNode root = object(body);
+        return fields(object(body));
+    }
+
+    /** The request from the body's JSON object, every field checked. */
+    private TransferRequest fields(JsonNode root) {
         List<Problem.FieldError> errors = new ArrayList<>();
         unknownFields(root, "", TOP_FIELDS, errors);
         Long amount = amount(root.get("amount"), errors);
@@ -137,17 +175,24 @@ public class TransferRequestParser {
     /** The body as one JSON object, within the size bound and the reader's limits, or a 400/413 problem. */
     JsonNode object(String body) {
         if (body == null || body.isBlank()) {
-            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
+            throw emptyBody();
         }
         if (body.getBytes(StandardCharsets.UTF_8).length > maxBodyBytes) {
             throw new ProblemException(ProblemType.PAYLOAD_TOO_LARGE,
                     "The request body is larger than " + maxBodyBytes + " bytes.");
         }
-        JsonNode root = readTree(body);
+        return object(readTree(body));
+    }
+
+    private static JsonNode object(JsonNode root) {
         if (!root.isObject()) {
             throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be a JSON object.");
         }
         return root;
+    }
+
+    private static ProblemException emptyBody() {
+        return new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is empty; send a JSON object.");
     }
 
     /** Absent or {@code null}: at once. Otherwise an instant at most the schedule horizon ahead. */
@@ -176,16 +221,33 @@ public class TransferRequestParser {
 
     private JsonNode readTree(String body) {
         try (JsonParser parser = mapper.getFactory().createParser(body)) {
-            JsonNode root = mapper.readTree(parser);
-            if (root == null || parser.nextToken() != null) {
-                throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be exactly one JSON object.");
-            }
-            return root;
-        } catch (JsonProcessingException e) {
-            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid JSON: " + e.getOriginalMessage());
+            return readTree(parser);
         } catch (IOException e) {
-            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body could not be read.");
+            throw unreadable(e);
         }
+    }
+
+    private JsonNode readTree(byte[] body) {
+        try (JsonParser parser = mapper.getFactory().createParser(body)) {
+            return readTree(parser);
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
+    /** Exactly one JSON value; Jackson's failure names what it found where. */
+    private JsonNode readTree(JsonParser parser) throws IOException {
+        JsonNode root = mapper.readTree(parser);
+        if (root == null || parser.nextToken() != null) {
+            throw new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body must be exactly one JSON object.");
+        }
+        return root;
+    }
+
+    private static ProblemException unreadable(IOException e) {
+        return e instanceof JsonProcessingException json
+                ? new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body is not valid JSON: " + json.getOriginalMessage())
+                : new ProblemException(ProblemType.MALFORMED_REQUEST, "The request body could not be read.");
     }
 
     Long amount(JsonNode node, List<Problem.FieldError> errors) {

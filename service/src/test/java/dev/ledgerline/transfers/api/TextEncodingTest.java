@@ -76,6 +76,33 @@ class TextEncodingTest {
                 .post("/v1/transfers").then().statusCode(201);
     }
 
+    @Test
+    void asciiBytesAreReadAsUtf8EvenWhereTheyLookLikeUtf16() {
+        // every byte below 0x80, a NUL before each: as UTF-8 a text of NULs (refused), as UTF-16 a valid request. ASCII
+        // bodies are read as bytes without a decode first, which must not let the JSON reader guess another encoding.
+        String token = writer("ascii");
+        for (var encoding : List.of(StandardCharsets.UTF_16BE, StandardCharsets.UTF_16LE)) {
+            String key = newKey();
+            as(token).contentType("application/json").header("Idempotency-Key", key)
+                    .body(Api.body(10).getBytes(encoding)).post("/v1/transfers").then()
+                    .statusCode(400).contentType(TRANSFERS_PROBLEM)
+                    .body("type", equalTo(ProblemType.BASE + "malformed-request"));
+            assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE idempotency_key = ?", key));
+        }
+        // a body of ASCII white space is empty, as its text is blank
+        as(token).contentType("application/json").header("Idempotency-Key", newKey())
+                .body(" \t\r\n\u000B\u001F".getBytes(StandardCharsets.US_ASCII)).post("/v1/transfers").then()
+                .statusCode(400).body("type", equalTo(ProblemType.BASE + "malformed-request"))
+                .body("detail", equalTo("The request body is empty; send a JSON object."));
+        // more than one value, and not an object, read from bytes as from a text
+        as(token).contentType("application/json").header("Idempotency-Key", newKey())
+                .body((Api.body(10) + " {}").getBytes(StandardCharsets.US_ASCII)).post("/v1/transfers").then()
+                .statusCode(400).body("detail", equalTo("The request body must be exactly one JSON object."));
+        as(token).contentType("application/json").header("Idempotency-Key", newKey())
+                .body("[1]".getBytes(StandardCharsets.US_ASCII)).post("/v1/transfers").then()
+                .statusCode(400).body("detail", equalTo("The request body must be a JSON object."));
+    }
+
     private static byte[] utf8Body(String name) {
         return ("{\"amount\": 10, \"currency\": \"EUR\", \"destination\": {\"iban\": \"" + Api.IBAN + "\", \"name\": \""
                 + name + "\"}}").getBytes(StandardCharsets.UTF_8);

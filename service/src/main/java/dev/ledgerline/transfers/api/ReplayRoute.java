@@ -29,7 +29,6 @@ import jakarta.enterprise.inject.Instance;
 import io.quarkus.vertx.http.runtime.security.AbstractPathMatchingHttpSecurityPolicy;
 import io.quarkus.vertx.http.runtime.security.HttpSecurityPolicy;
 import org.eclipse.microprofile.config.ConfigProvider;
-import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
 
 import java.nio.charset.StandardCharsets;
@@ -191,7 +190,8 @@ public class ReplayRoute {
             Buffer body = read.result();
             ((RoutingContextInternal) rc).setBody(body);
             byte[] bytes = body.getBytes();
-            SubmittedBody submitted = submissions.body(request, bytes);
+            // the Content-Type is one of JSON_UTF8's, so its charset, if any, is UTF-8
+            SubmittedBody submitted = submissions.utf8Body(bytes);
             transfers.readEntry(principal, key).subscribe().with(
                     entry -> decide(rc, principal, key, submitted, entry),
                     redisFailed -> rc.next());
@@ -252,12 +252,7 @@ public class ReplayRoute {
         if (authorization.size() != 1 || !authorization.get(0).startsWith(BEARER)) {
             return null;
         }
-        JsonWebToken jwt = tokens.verifiedBefore(authorization.get(0).substring(BEARER.length()));
-        if (jwt == null || jwt.getGroups() == null || !jwt.getGroups().contains(TransferResource.WRITE)) {
-            return null;
-        }
-        String subject = jwt.getSubject();
-        return subject == null || subject.isBlank() ? null : subject;
+        return tokens.subjectWithGroup(authorization.get(0).substring(BEARER.length()), TransferResource.WRITE);
     }
 
     /** The key of a request whose headers the resource would take without a question; else {@code null}. */

@@ -35,6 +35,11 @@ public class Submissions {
         return new SubmittedBody(utf8 ? body : null, () -> parser.parse(body, charset));
     }
 
+    /** {@link #body} of a request whose Content-Type declares no charset or UTF-8. */
+    SubmittedBody utf8Body(byte[] body) {
+        return new SubmittedBody(body, () -> parser.parse(body, null));
+    }
+
     /** The body's declared charset, or null; the route's @Consumes already matched this Content-Type, so it parses. */
     static String charset(HttpServerRequest http) {
         String contentType = http.getHeader("Content-Type");

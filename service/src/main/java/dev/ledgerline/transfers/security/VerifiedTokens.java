@@ -7,6 +7,8 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -27,8 +29,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class VerifiedTokens {
 
-    /** {@code trustNanos}: how long the entry is trusted from its creation, the same span as {@code trustedUntilMillis}. */
-    private record Entry(JsonWebToken token, long trustedUntilMillis, long trustNanos) {
+    /**
+     * {@code trustNanos}: how long the entry is trusted from its creation, the same span as {@code trustedUntilMillis};
+     * {@code subject} ({@code null} when it has none or a blank one) and {@code groups}: the token's, read once when it
+     * was verified (smallrye-jwt copies the groups into a new set on every call).
+     */
+    private record Entry(JsonWebToken token, String subject, Set<String> groups, long trustedUntilMillis, long trustNanos) {
     }
 
     /** Absent when {@code maxEntries} is 0: every token is verified in full. */
@@ -71,6 +77,20 @@ final class VerifiedTokens {
 
     /** The verified token, or {@code null} when it has to be verified (again). */
     JsonWebToken get(String raw, long nowMillis) {
+        Entry e = entry(raw, nowMillis);
+        return e == null ? null : e.token();
+    }
+
+    /**
+     * The subject of the verified token {@code raw} when it has one (not blank) and {@code group} is among its groups;
+     * {@code null} otherwise, and when the token has to be verified (again).
+     */
+    String subjectWithGroup(String raw, String group, long nowMillis) {
+        Entry e = entry(raw, nowMillis);
+        return e == null || e.subject() == null || !e.groups().contains(group) ? null : e.subject();
+    }
+
+    private Entry entry(String raw, long nowMillis) {
         if (entries == null) {
             return null;
         }
@@ -85,7 +105,7 @@ final class VerifiedTokens {
             entries.asMap().remove(key, e);
             return null;
         }
-        return e.token();
+        return e;
     }
 
     /** Remembers a token that was just verified in full. */
@@ -101,7 +121,11 @@ final class VerifiedTokens {
         if (until <= nowMillis) {
             return;
         }
-        entries.put(LongText.of(raw), new Entry(verified, until, TimeUnit.MILLISECONDS.toNanos(until - nowMillis)));
+        Set<String> groups = verified.getGroups();
+        String subject = verified.getSubject();
+        // never handed out: the set is only asked whether it holds a group
+        entries.put(LongText.of(raw), new Entry(verified, subject == null || subject.isBlank() ? null : subject,
+                groups == null ? Set.of() : new HashSet<>(groups), until, TimeUnit.MILLISECONDS.toNanos(until - nowMillis)));
     }
 
     /** Entries held now, after pending evictions ran. */

@@ -82,7 +82,26 @@ class VerifiedTokensTest {
         assertNull(cache.get("a", T0));
     }
 
+    @Test
+    void theSubjectIsAnsweredOnlyForATrustedTokenWithTheGroupAndASubject() {
+        VerifiedTokens cache = new VerifiedTokens(10, 60_000);
+        cache.put("writer", token(T0 / 1000 + 3600, "ada", Set.of("transfers.write", "transfers.read")), T0);
+        cache.put("reader", token(T0 / 1000 + 3600, "bob", Set.of("transfers.read")), T0);
+        cache.put("blank", token(T0 / 1000 + 3600, " ", Set.of("transfers.write")), T0);
+        cache.put("none", token(T0 / 1000 + 3600, null, null), T0);
+        assertEquals("ada", cache.subjectWithGroup("writer", "transfers.write", T0));
+        assertNull(cache.subjectWithGroup("reader", "transfers.write", T0));
+        assertNull(cache.subjectWithGroup("blank", "transfers.write", T0));
+        assertNull(cache.subjectWithGroup("none", "transfers.write", T0));
+        assertNull(cache.subjectWithGroup("unknown", "transfers.write", T0));
+        assertNull(cache.subjectWithGroup("writer", "transfers.write", T0 + 60_000), "no longer trusted: verified again");
+    }
+
     private static JsonWebToken expiringAt(long expSeconds) {
+        return token(expSeconds, null, null);
+    }
+
+    private static JsonWebToken token(long expSeconds, String subject, Set<String> groups) {
         return new JsonWebToken() {
             @Override
             public String getName() {
@@ -97,7 +116,12 @@ class VerifiedTokensTest {
             @Override
             @SuppressWarnings("unchecked")
             public <T> T getClaim(String claimName) {
-                return "exp".equals(claimName) ? (T) Long.valueOf(expSeconds) : null;
+                return switch (claimName) {
+                    case "exp" -> (T) Long.valueOf(expSeconds);
+                    case "sub" -> (T) subject;
+                    case "groups" -> (T) groups;
+                    default -> null;
+                };
             }
         };
     }

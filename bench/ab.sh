@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Same-run A/B of two builds of the service: a base commit's packaged jar (A), built from this repository in a scratch
-# git worktree, beside this tree's (B), run interleaved (A B A B ...) against one private PostgreSQL 15 cluster and
+# git worktree, beside this tree's (B), run interleaved (A B, then B A, ...) against one private PostgreSQL 15 cluster and
 # one private Redis (neither is the machine's server), each build in its own database and Redis db:
 #
 #     bench/ab.sh                    # A = main's tip 2a5bdee, B = this tree's service/target/quarkus-app
@@ -59,12 +59,15 @@ for k in 0 1; do prepare_ledgerline "$k"; done
 for k in 0 1; do warm_replays "$k" "$WARM_S"; done
 
 # ---------------------------------------------------------------- interleaved rounds
+# A B in odd rounds, B A in even ones: a window runs on what the one before it left (a new-transfer window's dirty
+# pages, autovacuum, a checkpoint in the shared PostgreSQL), so a fixed order would charge that to B every round
 for round in $(seq 1 "$ROUNDS"); do
-  for k in 0 1; do window "$k" replay 32 "$round"; done
-  for k in 0 1; do window "$k" replay 4 "$round"; done
-  for k in 0 1; do window "$k" new 32 "$round"; done
+  if (( round % 2 )); then ORDER=(0 1); else ORDER=(1 0); fi
+  for k in "${ORDER[@]}"; do window "$k" replay 32 "$round"; done
+  for k in "${ORDER[@]}"; do window "$k" replay 4 "$round"; done
+  for k in "${ORDER[@]}"; do window "$k" new 32 "$round"; done
   if [ -n "${OPEN_RATE:-}" ]; then
-    for k in 0 1; do window "$k" replay 32 "$round" "$OPEN_RATE"; done
+    for k in "${ORDER[@]}"; do window "$k" replay 32 "$round" "$OPEN_RATE"; done
   fi
 done
 

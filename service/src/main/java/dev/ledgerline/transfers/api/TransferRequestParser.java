@@ -35,7 +35,8 @@ import java.util.regex.Pattern;
 /**
  * Turns a raw body into a {@link TransferRequest} or a 400/413/415 problem listing every violated field.
  * The bytes are decoded as strict UTF-8 (a declared charset other than UTF-8 is 415; a malformed byte is
- * 400, never silently replaced, so two different bodies can never become one request), then read as a
+ * 400, never silently replaced, so two different bodies can never become one request; bytes that are all ASCII, and
+ * none of them NUL, are UTF-8 as they are and read without a decode), then read as a
  * tree with strict limits (duplicate keys, nesting depth, number and string lengths), then checked field
  * by field, so a client sees all its mistakes at once and nothing it sends can reach a 500.
  *

@@ -54,21 +54,10 @@ public class CachingJwtParser extends DefaultJWTParser {
     }
 
     /**
-     * The token if a full verification proved it a moment ago and it is still trusted, else {@code null}: never
+     * The subject of a token that a full verification proved a moment ago and that is still trusted, when it has one
+     * (not blank) and {@code group} among its groups, both read when the token was verified; else {@code null}: never
      * verifies. For a handler that answers only what the cache already vouches for and leaves every other request to
      * the HTTP authentication (the replay route, {@code ReplayRoute}).
-     */
-    public JsonWebToken verifiedBefore(String token) {
-        JsonWebToken known = verified.get(token, System.currentTimeMillis());
-        if (known != null) {
-            hits.increment();
-        }
-        return known;
-    }
-
-    /**
-     * {@link #verifiedBefore}'s token's subject, when it has one (not blank) and {@code group} among its groups, both
-     * read when the token was verified; else {@code null}. Never verifies.
      */
     public String subjectWithGroup(String token, String group) {
         String subject = verified.subjectWithGroup(token, group, System.currentTimeMillis());

@@ -1,13 +1,9 @@
 package dev.ledgerline.transfers.api;
 
 import java.util.Locale;
-import java.util.regex.Pattern;
 
 /** IBAN normalisation and the ISO 13616 mod-97 check. */
 final class Iban {
-
-    /** Compiled once: {@code String.matches} compiles its pattern on every call. */
-    private static final Pattern SHAPE = Pattern.compile("[A-Z]{2}[0-9]{2}[A-Z0-9]+");
 
     private Iban() {
     }
@@ -17,22 +13,42 @@ final class Iban {
      * and digits is kept as it is (so it fails the check): upper-casing first would turn 'ſ' into 'S'.
      */
     static String normalise(String raw) {
-        String compact = raw.replace(" ", "");
-        return compact.chars().allMatch(c -> c < 0x80) ? compact.toUpperCase(Locale.ROOT) : compact;
+        boolean spaces = false;
+        boolean lower = false;
+        boolean ascii = true;
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            spaces |= c == ' ';
+            lower |= c >= 'a' && c <= 'z';
+            ascii &= c < 0x80;
+        }
+        if (!spaces && !(lower && ascii)) {
+            return raw; // already compact, and nothing upper-casing would change (or may change)
+        }
+        String compact = spaces ? raw.replace(" ", "") : raw;
+        return ascii ? compact.toUpperCase(Locale.ROOT) : compact;
     }
 
     /** {@code null} when valid, otherwise why not. */
     static String problem(String iban) {
-        if (iban.length() < 15 || iban.length() > 34) {
+        int length = iban.length();
+        if (length < 15 || length > 34) {
             return "must be 15 to 34 characters";
         }
-        if (!SHAPE.matcher(iban).matches()) {
-            return "must be a country code, two check digits and letters or digits";
+        // the shape [A-Z]{2}[0-9]{2}[A-Z0-9]+
+        for (int i = 0; i < length; i++) {
+            char c = iban.charAt(i);
+            boolean letter = c >= 'A' && c <= 'Z';
+            boolean digit = c >= '0' && c <= '9';
+            if (i < 2 ? !letter : i < 4 ? !digit : !(letter || digit)) {
+                return "must be a country code, two check digits and letters or digits";
+            }
         }
-        String rearranged = iban.substring(4) + iban.substring(0, 4);
+        // the first four characters moved to the end, each letter read as two digits (A = 10 … Z = 35)
         int remainder = 0;
-        for (int i = 0; i < rearranged.length(); i++) {
-            int value = Character.digit(rearranged.charAt(i), 36);
+        for (int k = 0; k < length; k++) {
+            char c = iban.charAt((k + 4) % length);
+            int value = c <= '9' ? c - '0' : c - 'A' + 10;
             remainder = value < 10 ? (remainder * 10 + value) % 97 : (remainder * 100 + value) % 97;
         }
         return remainder == 1 ? null : "fails the mod-97 check";

@@ -445,17 +445,38 @@ public class TransferRequestParser {
     /** {@link #text(JsonNode, String, int, boolean, boolean, List)} of a string value. */
     private static String text(String raw, String field, int maxLength, boolean required, boolean composed,
                                List<Problem.FieldError> errors) {
-        String value = composed ? Normalizer.normalize(raw.strip(), Normalizer.Form.NFC) : raw.strip();
+        String value = raw.strip();
+        // printable ASCII is in NFC, one code point per char, and has no control, format or combining character
+        boolean printable = printableAscii(value);
+        if (composed && !printable) {
+            value = Normalizer.normalize(value, Normalizer.Form.NFC);
+        }
         if (value.isEmpty()) {
             if (required) {
                 errors.add(new Problem.FieldError(field, "must not be blank"));
             }
             return null;
         }
-        if (value.codePointCount(0, value.length()) > maxLength) {
+        if ((printable ? value.length() : value.codePointCount(0, value.length())) > maxLength) {
             errors.add(new Problem.FieldError(field, "must be at most " + maxLength + " characters"));
             return null;
         }
+        return printable ? value : unicodeChecked(value, field, errors);
+    }
+
+    /** Whether every char of {@code value} is printable ASCII (space to tilde). */
+    private static boolean printableAscii(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 || c > 0x7e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code value} unless it has a control or format character or too many combining marks in a row. */
+    private static String unicodeChecked(String value, String field, List<Problem.FieldError> errors) {
         if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
             errors.add(new Problem.FieldError(field, "must not contain control characters"));
             return null;

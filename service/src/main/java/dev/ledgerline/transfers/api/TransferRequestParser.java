@@ -476,7 +476,7 @@ public class TransferRequestParser {
     }
 
     /** {@code value} unless it has a control or format character or too many combining marks in a row. */
-    private static String unicodeChecked(String value, String field, List<Problem.FieldError> errors) {
+    static String unicodeChecked(String value, String field, List<Problem.FieldError> errors) {
         if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
             errors.add(new Problem.FieldError(field, "must not contain control characters"));
             return null;

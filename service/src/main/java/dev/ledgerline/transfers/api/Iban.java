@@ -23,7 +23,7 @@ final class Iban {
             ascii &= c < 0x80;
         }
         if (!spaces && !(lower && ascii)) {
-            return raw; // already compact, and nothing upper-casing would change (or may change)
+            return raw; // compact, and no ASCII lower case to raise (a text with more than ASCII is never upper-cased)
         }
         String compact = spaces ? raw.replace(" ", "") : raw;
         return ascii ? compact.toUpperCase(Locale.ROOT) : compact;

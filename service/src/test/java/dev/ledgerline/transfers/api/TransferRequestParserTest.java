@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 
@@ -123,7 +124,7 @@ class TransferRequestParserTest {
         if (random.nextDouble() < 0.05 && !fields.isEmpty()) {
             fields.add(fields.get(random.nextInt(fields.size())));
         }
-        java.util.Collections.shuffle(fields, random);
+        Collections.shuffle(fields, random);
         String tail = random.nextDouble() < 0.9 ? "" : TRAILING[random.nextInt(TRAILING.length)];
         return "{" + String.join(",", fields) + "}" + tail;
     }

@@ -14,6 +14,7 @@ import org.eclipse.microprofile.faulttolerance.Timeout;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The provider adapter with its fault tolerance. It decides what is definitive and what is not (as
@@ -76,9 +77,15 @@ public class ProviderClient implements PaymentProvider {
 
     /**
      * The send's body ({@code PaymentRequest} in {@code provider-api.yaml}) written field by field: data binding a
-     * record reflects on its accessors; the generator escapes every string as it does.
+     * record reflects on its accessors; the generator escapes every string as it does. When every string is printable
+     * ASCII without a quote or a backslash, which JSON writes as it is, the text is put together directly: the same
+     * bytes without a generator (its buffers and context were 1.5–2.3 % of a new transfer's profile samples).
      */
     byte[] body(PaymentOrder order) {
+        if (asIs(order.currency()) && asIs(order.iban()) && asIs(order.name())) {
+            return ("{\"amount\":" + order.amount() + ",\"currency\":\"" + order.currency() + "\",\"destination\":{\"iban\":\""
+                    + order.iban() + "\",\"name\":\"" + order.name() + "\"}}").getBytes(StandardCharsets.US_ASCII);
+        }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(192);
         try (JsonGenerator out = json.createGenerator(bytes)) {
             out.writeStartObject();
@@ -94,6 +101,20 @@ public class ProviderClient implements PaymentProvider {
             throw new SendNotWrittenException("the send's body could not be written: " + e.getMessage());
         }
         return bytes.toByteArray();
+    }
+
+    /** Whether JSON writes {@code text} between quotes as it is: printable ASCII, no quote, no backslash. */
+    private static boolean asIs(String text) {
+        if (text == null) {
+            return false;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+                return false;
+            }
+        }
+        return true;
     }
 
     SendResult toSendResult(ProviderHttp.Answer response) {

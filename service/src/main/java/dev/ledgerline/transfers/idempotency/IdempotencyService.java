@@ -11,6 +11,8 @@ import dev.ledgerline.transfers.problem.Problem;
 import dev.ledgerline.transfers.problem.ProblemException;
 import dev.ledgerline.transfers.problem.ProblemType;
 import dev.ledgerline.transfers.redis.RedisCommands;
+import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.FirstClaim;
 import dev.ledgerline.transfers.transfer.NewTransfer;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferRepository;
@@ -33,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Accepts a transfer at most once per (principal, Idempotency-Key).
@@ -67,7 +70,11 @@ public class IdempotencyService {
      * Whether the transfer was created by this request or is the original answered again; {@code response}: the
      * response body kept for it ({@link ResponseBodies#of}), or {@code null} when it is to be written.
      */
-    public record Accepted(Transfer transfer, boolean replayed, String response) {
+    public record Accepted(Transfer transfer, boolean replayed, String response, Claim claim) {
+
+        Accepted(Transfer transfer, boolean replayed, String response) {
+            this(transfer, replayed, response, null);
+        }
     }
 
     /** The decisions counted: the {@code path} (fast: Redis, db: PostgreSQL) and {@code result} tags of each. */
@@ -151,22 +158,25 @@ public class IdempotencyService {
      * Accepts the POST, given what the admission's round trip read under {@code redisKey}, the key's
      * {@link #entryKey} as the caller computed it once ({@link CacheRead#admitted}). A key with nothing yet is marked in
      * flight by that round trip, or else by one more ({@code getOrSet}); a final entry that keeps exactly this body
-     * answers without parsing it, from the response it keeps.
+     * answers without parsing it, from the response it keeps. A transfer inserted to be sent now asks
+     * {@code firstClaim} right before its INSERT whether that statement should also claim it, and for whom
+     * ({@code null}: inserted pending); the claim taken is {@link Accepted#claim}.
      */
-    public Uni<Accepted> accept(String principal, IdempotencyKey key, String redisKey, SubmittedBody body, CacheRead looked) {
+    public Uni<Accepted> accept(String principal, IdempotencyKey key, String redisKey, SubmittedBody body, CacheRead looked,
+                                Supplier<FirstClaim> firstClaim) {
         if (looked instanceof CacheRead.Marked marked) {
             // the admission's script found the key empty and set our marker: as getOrSet below would have
-            return decide(principal, key, body, redisKey, new CacheRead.Miss(), marked.marker());
+            return decide(principal, key, body, redisKey, new CacheRead.Miss(), marked.marker(), firstClaim);
         }
         if (!(looked instanceof CacheRead.Absent)) {
-            return decide(principal, key, body, redisKey, looked, null);
+            return decide(principal, key, body, redisKey, looked, null, firstClaim);
         }
         String marker = newMarker(body);
         // one round trip: the key's entry if one arrived since it was read, else our in-flight marker is set
         return cache.getOrSet(redisKey, marker, config.idempotency().inFlightTtl().toMillis())
                 .map(CacheRead::of)
                 .onFailure().recoverWithItem(new CacheRead.Unavailable())
-                .flatMap(read -> decide(principal, key, body, redisKey, read, marker));
+                .flatMap(read -> decide(principal, key, body, redisKey, read, marker, firstClaim));
     }
 
     /**
@@ -212,20 +222,20 @@ public class IdempotencyService {
     }
 
     private Uni<Accepted> decide(String principal, IdempotencyKey key, SubmittedBody body, String redisKey, CacheRead read,
-                                 String marker) {
+                                 String marker, Supplier<FirstClaim> firstClaim) {
         if (read instanceof CacheRead.Miss) {
             count(Decision.DB_FIRST_USE);
-            return insertOrFind(principal, key, body, redisKey, marker, false);
+            return insertOrFind(principal, key, body, redisKey, marker, false, firstClaim);
         }
         if (read instanceof CacheRead.Unavailable) {
             count(Decision.DB_REDIS_UNAVAILABLE);
-            return insertOrFind(principal, key, body, redisKey, null, true);
+            return insertOrFind(principal, key, body, redisKey, null, true, () -> null);
         }
         IdempotencyEntry entry = decoded(redisKey, ((CacheRead.Hit) read).value());
         if (entry == null) {
             // not an entry of ours: the database decides, and remember() overwrites it
             count(Decision.DB_CACHE_UNREADABLE);
-            return insertOrFind(principal, key, body, redisKey, null, true);
+            return insertOrFind(principal, key, body, redisKey, null, true, () -> null);
         }
         if (!entry.completed()) {
             return inFlightElsewhere(principal, key, body, redisKey);
@@ -289,7 +299,7 @@ public class IdempotencyService {
             if (!original.userId().equals(principal)) {
                 // not this principal's row: an entry that cannot be ours, so the database decides
                 count(Decision.DB_CACHE_UNREADABLE);
-                return insertOrFind(principal, key, body, redisKey, null, true);
+                return insertOrFind(principal, key, body, redisKey, null, true, () -> null);
             }
             count(Decision.FAST_REPLAY);
             // the entry keeps the body only if it is the row's request, not only the entry's
@@ -352,7 +362,7 @@ public class IdempotencyService {
      * scheduled past the clock-skew bound: the same intent lost would not have been due yet, so nothing of it was sent.
      */
     private Uni<Accepted> insertOrFind(String principal, IdempotencyKey key, SubmittedBody body, String redisKey,
-                                       String ourMarker, boolean unseen) {
+                                       String ourMarker, boolean unseen, Supplier<FirstClaim> firstClaim) {
         TransferRequest request = body.request();
         String fingerprint = body.fingerprint();
         // random bits only: the inserting statement puts the database's time in them (TransferSql.NEW_ID)
@@ -360,20 +370,21 @@ public class IdempotencyService {
         boolean late = request.executeAt() != null && !request.executeAt().toInstant().isAfter(Instant.now());
         boolean lookupFirst = unseen && (request.executeAt() == null
                 || !request.executeAt().toInstant().isAfter(Instant.now().plus(config.pipeline().clockSkewBound())));
-        Uni<Transfer> created = late ? Uni.createFrom().nullItem()
+        Uni<Accepted> created = late ? Uni.createFrom().nullItem()
                 : lookupFirst ? transfers.insertLookupFirst(candidate, config.pipeline().pendingGrace(), actor)
+                        .map(inserted -> inserted == null ? null : new Accepted(inserted, false, null))
                         .invoke(inserted -> {
-                            if (inserted != null && inserted.status() == TransferStatus.RECONCILING) {
+                            if (inserted != null && inserted.transfer().status() == TransferStatus.RECONCILING) {
                                 count(Decision.DB_LOOKUP_FIRST);
                                 // every new transfer of a Redis outage may take this path: the counter is the signal
                                 LOG.debugf("transferId=%s step=idempotency accepted without its idempotency record on a "
-                                        + "database that may have lost it: the provider is asked before any send", inserted.id());
+                                        + "database that may have lost it: the provider is asked before any send", inserted.transfer().id());
                             }
                         })
-                : transfers.insert(candidate, config.pipeline().pendingGrace(), actor);
+                : insert(candidate, firstClaim);
         return created
                 .flatMap(inserted -> inserted != null
-                        ? Uni.createFrom().item(new Accepted(inserted, false, null))
+                        ? Uni.createFrom().item(inserted)
                         : transfers.findByKey(principal, key.value()).<Accepted>flatMap(original -> {
                             if (original == null && late) {
                                 Uni<Void> release = ourMarker == null ? Uni.createFrom().voidItem()
@@ -402,6 +413,21 @@ public class IdempotencyService {
                 .onFailure(e -> (!(e instanceof ProblemException) || ((ProblemException) e).type() == ProblemType.INSUFFICIENT_FUNDS)
                         && ourMarker != null)
                 .call(() -> cache.deleteIfHolds(redisKey, ourMarker).onFailure().recoverWithNull());
+    }
+
+    /**
+     * A new transfer to be sent now: inserted and claimed in one statement when {@code firstClaim} answers a claim,
+     * else inserted pending. {@code null} when the key exists already.
+     */
+    private Uni<Accepted> insert(NewTransfer candidate, Supplier<FirstClaim> firstClaim) {
+        FirstClaim claim = candidate.executeAt() == null ? firstClaim.get() : null;
+        if (claim == null) {
+            return transfers.insert(candidate, config.pipeline().pendingGrace(), actor)
+                    .map(inserted -> inserted == null ? null : new Accepted(inserted, false, null));
+        }
+        return transfers.insertClaimed(candidate, config.pipeline().pendingGrace(), actor, claim.worker(), claim.lease(),
+                        claim.reason())
+                .map(inserted -> inserted == null ? null : new Accepted(inserted.accepted(), false, null, inserted.claim()));
     }
 
     /** The completed entry replaces our marker; if Redis is gone the database still remembers. */

@@ -4,7 +4,11 @@ import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
+import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.FirstClaim;
 import dev.ledgerline.transfers.transfer.Seen;
+import dev.ledgerline.transfers.transfer.Transfer;
+import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -13,6 +17,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -60,8 +65,10 @@ public class Dispatcher {
     /** Who asks for in-flight slots, which decides how much of the budget it may fill and how its pass starts. */
     public enum Lane {
         /**
-         * A transfer this instance has just committed: the whole budget, and its first pass skips the Redis lock
-         * ({@link TransferProcessor#processJustAccepted}). One refused is counted {@code deferred}: the sweeper takes it.
+         * A transfer this instance is accepting: the whole budget, and its first pass skips the Redis lock. A transfer
+         * to send now is claimed by the statement that inserts it ({@link FirstPass}, {@link TransferProcessor#sendClaimed}),
+         * one inserted pending is claimed right after ({@link TransferProcessor#processJustAccepted}). One refused is
+         * counted {@code deferred}: the sweeper takes it.
          */
         ACCEPT,
         /** A resend after a provider lookup found nothing: the whole budget. */
@@ -101,19 +108,80 @@ public class Dispatcher {
         }
     }
 
+    /** Why a transfer's first pass runs: the reason its claim records. */
+    public static final String ON_ACCEPT = "dispatched on accept";
+
+    /** The first pass of one transfer being accepted here: one per POST, used by that POST's chain alone. */
+    public FirstPass firstPass() {
+        return new FirstPass();
+    }
+
+    /**
+     * One POST's first pass. Right before a transfer to be sent now is inserted, {@link #claim} reserves it a slot
+     * and answers the claim its INSERT should take; once the accept is decided, {@link #accepted} sends a transfer
+     * claimed so, or starts the pass of a pending one new to this POST as before, and gives an unused slot back.
+     * {@link #abandoned}: the accept failed or was cancelled.
+     */
+    public final class FirstPass {
+        private int slots;
+        private FirstClaim asked;
+
+        private FirstPass() {
+        }
+
+        /** The claim for the INSERT to take, or {@code null}: insert the transfer pending (no room, or no send now). */
+        public FirstClaim claim() {
+            if (slots == 0) {
+                slots = admit(Lane.ACCEPT, 1);
+            }
+            asked = slots == 0 ? null : processor.firstClaim(ON_ACCEPT);
+            return asked;
+        }
+
+        /** The accept's outcome: {@code claim} is the claim its INSERT took, or {@code null}. */
+        public void accepted(Transfer transfer, boolean replayed, Claim claim) {
+            if (claim != null && slots == 1) {
+                slots = 0;
+                started.increment();
+                inSlot(processor.sendClaimed(claim, asked), claim.id()).subscribe().with(outcome -> { }, failure -> { });
+                return;
+            }
+            // a row accepted for a lookup first (reconciling) is the reconciler's, never the accept's send
+            if (!replayed && transfer.status() == TransferStatus.PENDING) {
+                // beyond the bound nothing waits in memory: the row is committed, the sweeper takes it
+                if (slots == 1 || admit(Lane.ACCEPT, 1) == 1) {
+                    slots = 0;
+                    start(new Seen(transfer.id(), transfer.status(), transfer.version()), Lane.ACCEPT, ON_ACCEPT);
+                }
+                return;
+            }
+            abandoned();
+        }
+
+        /** Gives a reserved slot back. */
+        public void abandoned() {
+            giveBack(slots);
+            slots = 0;
+        }
+    }
+
     /** Fire and forget, in a slot {@link #admit} reserved for {@code lane}. */
     public void start(Seen seen, Lane lane, String why) {
         started.increment();
         run(seen, lane, why).subscribe().with(outcome -> { }, failure -> { });
     }
 
+
+
     /** Runs one pass in a slot {@link #admit} reserved for {@code lane}; the slot is free again when the pass ends. */
     Uni<TransferProcessor.Outcome> run(Seen seen, Lane lane, String why) {
-        Uni<TransferProcessor.Outcome> pass = lane == Lane.ACCEPT
-                ? processor.processJustAccepted(seen, why)
-                : processor.process(seen, why);
+        return inSlot(lane == Lane.ACCEPT ? processor.processJustAccepted(seen, why) : processor.process(seen, why), seen.id());
+    }
+
+    /** A pass of the transfer {@code id} in a reserved slot, freed when the pass ends. */
+    private Uni<TransferProcessor.Outcome> inSlot(Uni<TransferProcessor.Outcome> pass, UUID id) {
         return pass
-                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", seen.id(), e.toString()))
+                .onFailure().invoke(e -> LOG.warnf("transferId=%s step=dispatch failed, the sweeper retries: %s", id, e.toString()))
                 .eventually(this::passEnded);
     }
 

@@ -13,6 +13,7 @@ import dev.ledgerline.transfers.provider.SendNotWrittenException;
 import dev.ledgerline.transfers.provider.SendResult;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Claim;
+import dev.ledgerline.transfers.transfer.FirstClaim;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
@@ -131,6 +132,29 @@ public class TransferProcessor {
             return Uni.createFrom().item(Outcome.PROVIDER_OPEN).invoke(this::countPass);
         }
         return claimSendFence(seen, why).invoke(this::countPass);
+    }
+
+    /**
+     * The claim a transfer this instance is accepting may take in the statement that inserts it
+     * ({@link TransferRepository#insertClaimed}), or {@code null} when its first pass would not send now: the breaker
+     * is not closed or the clocks hold sends ({@link #processJustAccepted} then leaves the row pending, as ever).
+     */
+    public FirstClaim firstClaim(String why) {
+        if (breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED || clocks.holdingSends()) {
+            return null;
+        }
+        return new FirstClaim(worker, settings.lease(), why, System.nanoTime());
+    }
+
+    /**
+     * The first pass of a transfer its INSERT claimed for this instance ({@link #firstClaim}): send and fence, as
+     * {@link #processJustAccepted} does after its own claim; the lease is counted from when the claim was asked for.
+     */
+    public Uni<Outcome> sendClaimed(Claim claim, FirstClaim asked) {
+        lockNotNeeded.increment();
+        claimWon.increment();
+        LOG.debugf("transferId=%s version=%d step=claim by %s on insert (%s)", claim.id(), claim.version(), worker, asked.reason());
+        return sendAndFence(claim, asked.askedAt()).invoke(this::countPass);
     }
 
     private void countPass(Outcome outcome) {

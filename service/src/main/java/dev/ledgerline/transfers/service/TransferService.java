@@ -16,7 +16,6 @@ import dev.ledgerline.transfers.ratelimit.RateLimiter;
 import dev.ledgerline.transfers.transfer.LongPolls;
 import dev.ledgerline.transfers.transfer.Transfer;
 import dev.ledgerline.transfers.transfer.TransferEvent;
-import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.TransferRequest;
 import dev.ledgerline.transfers.transfer.TransferStatus;
@@ -174,18 +173,14 @@ public class TransferService {
 
     private Uni<Created> accept(String principal, IdempotencyKey key, String entryKey, SubmittedBody body,
                                 CacheRead looked, Optional<Duration> wait) {
+        // a transfer to send now is claimed by its INSERT when this instance has room to send it (Dispatcher.FirstPass)
+        Dispatcher.FirstPass first = dispatcher.firstPass();
         // deferred: a body that does not parse fails inside the chain, so it is counted as rejected below
-        return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, entryKey, body, looked))
+        return Uni.createFrom().deferred(() -> idempotency.accept(principal, key, entryKey, body, looked, first::claim))
+                .onFailure().invoke(first::abandoned)
+                .onCancellation().invoke(first::abandoned)
                 .invoke(accepted -> {
-                    // a row accepted for a lookup first (reconciling) is the reconciler's, never the accept's send
-                    if (!accepted.replayed() && accepted.transfer().status() == TransferStatus.PENDING) {
-                        Transfer created = accepted.transfer();
-                        // beyond the bound nothing waits in memory: the row is committed, the sweeper takes it
-                        if (dispatcher.admit(Dispatcher.Lane.ACCEPT, 1) == 1) {
-                            dispatcher.start(new Seen(created.id(), created.status(), created.version()),
-                                    Dispatcher.Lane.ACCEPT, "dispatched on accept");
-                        }
-                    }
+                    first.accepted(accepted.transfer(), accepted.replayed(), accepted.claim());
                     count(accepted.replayed() ? Outcome.REPLAYED : Outcome.CREATED);
                 })
                 .onFailure(ProblemException.class).invoke(e -> count(switch (((ProblemException) e).type()) {

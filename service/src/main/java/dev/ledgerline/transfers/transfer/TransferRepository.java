@@ -147,6 +147,45 @@ public class TransferRepository {
     }
 
     /**
+     * A new transfer and the claim its first send needs, written together: the transfer as accepted and, when the
+     * row was claimed, the claim ({@code null} when the server answering is not adopted yet or the transfer is
+     * scheduled, and the row was inserted pending).
+     */
+    public record Inserted(Transfer accepted, Claim claim) {
+    }
+
+    /**
+     * {@link #insert} that also claims the row for {@code worker} in the same statement
+     * ({@link TransferSql#INSERT_CLAIMED}): one statement and one commit less per transfer than an insert followed by
+     * {@link #claim}, and no moment at which anyone else could act on the pending row. {@code null} when the key
+     * exists already.
+     */
+    public Uni<Inserted> insertClaimed(NewTransfer t, Duration dispatchGrace, String actor, String worker, Duration lease,
+                                       String reason) {
+        List<Object> values = new ArrayList<>(Arrays.asList(t.id(), t.userId(), t.idempotencyKey(), t.requestFingerprint(),
+                t.amount(), t.currency(), t.destinationIban(), t.destinationName(), t.description(),
+                t.providerReference(), dispatchGrace.toMillis(), actor, t.executeAt()));
+        if (!ledger) {
+            values.addAll(Arrays.asList(worker, lease.toMillis(), reason, sendWindowMs));
+            return run(TransferSql.INSERT_CLAIMED, Tuple.wrap(values)).map(TransferRepository::inserted);
+        }
+        values.addAll(Arrays.asList(openingBalance, worker, lease.toMillis(), reason, sendWindowMs));
+        return runOpening(TransferSql.INSERT_HOLDING_CLAIMED, Tuple.wrap(values))
+                .onFailure(e -> violated(e, TransferSql.FUNDS_CONSTRAINT)).transform(e -> insufficientFunds(t))
+                .map(TransferRepository::inserted);
+    }
+
+    private static Inserted inserted(RowSet<Row> rows) {
+        Row row = first(rows);
+        if (row == null) {
+            return null;
+        }
+        Transfer accepted = Transfer.from(row);
+        Claim claim = claim(accepted.id(), row);
+        return new Inserted(accepted, claim.token() == null ? null : claim);
+    }
+
+    /**
      * {@link #insert}, for a request accepted without knowing whether its key was used before (Redis could not say):
      * on a database that may have lost the key's row with its server's commits, the row starts in {@code reconciling},
      * its first step a provider lookup ({@link TransferSql#INSERT_LOOKUP_FIRST}); else it is {@link #insert}'s.

@@ -236,6 +236,79 @@ final class TransferSql {
                 RETURNING\s""".formatted(holds.isEmpty() ? "" : ", holds_funds", holds) + COLUMNS + ", " + EVENT_COLUMNS;
     }
 
+    /**
+     * {@link #INSERT} and its first claim in one statement, for a transfer to send now that its accepting instance
+     * has room to send: the row is written already claimed, as if {@link #CLAIM} had run on the pending row the moment
+     * it was inserted and nothing had happened in between. Its history is the same two events in the same order,
+     * version 0 ({@code null} → {@code pending}, {@code accepted}) and version 1 ({@code pending} → {@code processing},
+     * the worker and the claim's reason), committed together; the row is what that claim would have written: a fresh
+     * {@code claim_token}, the lease, the send's deadline, {@code first_sent_at}, one attempt and one send. The claim's
+     * guards all hold of a row inserted by this statement but one, which is checked here: no claim is taken while the
+     * server answering is not one the pipeline adopted ({@link #ADOPT_EPOCH}); the row is then inserted pending, as
+     * {@link #INSERT} writes it, with its one event, and the sweeper takes it later. A scheduled transfer ({@code $13}
+     * not null) is never claimed here either. Parameters: {@link #INSERT}'s, then from {@code $14} (from {@code $15}
+     * with the hold, whose {@code $14} is the opening balance) the worker, the lease in ms, the claim's reason and the
+     * send window in ms.
+     *
+     * <p>Answers {@link #CLAIM_RESULT} (its {@code claim_token} null when the row was inserted pending), then the
+     * transfer as it was accepted ({@link #COLUMNS}, version 0 and {@code pending}): what the {@code 201} shows, as it
+     * did when the claim was a statement of its own that followed the insert's.
+     */
+    static final String INSERT_CLAIMED = insertClaimed(false);
+
+    /** {@link #INSERT_CLAIMED} with {@link #INSERT_HOLDING}'s hold ({@code $14}: the opening balance). */
+    static final String INSERT_HOLDING_CLAIMED = insertClaimed(true);
+
+    private static String insertClaimed(boolean holds) {
+        int p = holds ? 15 : 14;
+        String claimed = "c.claimed";
+        return "WITH k AS (\n"
+                + "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id, created_at)\n"
+                + "VALUES ($2, $3, $10, " + NEW_ID + ", now())\n"
+                + "ON CONFLICT DO NOTHING\n"
+                + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n"
+                + "c AS (SELECT $13::timestamptz IS NULL\n"
+                + "             AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time()) AS claimed),\n"
+                + "w AS (\n"
+                + "INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency,\n"
+                + "                       destination_iban, destination_name, description, provider_reference,\n"
+                + "                       next_attempt_at, execute_at" + (holds ? ", holds_funds" : "") + ",\n"
+                + "                       status, version, previous_status, claimed_by, claim_token, lease_expires_at,\n"
+                + "                       send_not_after, first_sent_at, attempts, sends, last_actor, last_reason)\n"
+                + "SELECT k.transfer_id, k.user_id, k.idempotency_key, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text,\n"
+                + "       k.provider_reference,\n"
+                + "       coalesce($13::timestamptz, now() + $11::bigint * interval '1 millisecond'), $13::timestamptz"
+                + (holds ? ", true" : "") + ",\n"
+                + "       CASE WHEN " + claimed + " THEN 'processing' ELSE 'pending' END,\n"
+                + "       CASE WHEN " + claimed + " THEN 1 ELSE 0 END,\n"
+                + "       CASE WHEN " + claimed + " THEN 'pending' END,\n"
+                + "       CASE WHEN " + claimed + " THEN $" + p + "::text END,\n"
+                + "       CASE WHEN " + claimed + " THEN gen_random_uuid() END,\n"
+                + "       CASE WHEN " + claimed + " THEN now() + $" + (p + 1) + "::bigint * interval '1 millisecond' END,\n"
+                + "       CASE WHEN " + claimed + " THEN now() + $" + (p + 3) + "::bigint * interval '1 millisecond' END,\n"
+                + "       CASE WHEN " + claimed + " THEN now() END,\n"
+                + "       CASE WHEN " + claimed + " THEN 1 ELSE 0 END,\n"
+                + "       CASE WHEN " + claimed + " THEN 1 ELSE 0 END,\n"
+                + "       CASE WHEN " + claimed + " THEN $" + p + "::text ELSE $12::text END,\n"
+                + "       CASE WHEN " + claimed + " THEN $" + (p + 2) + "::text ELSE 'accepted' END\n"
+                + "  FROM k, c\n"
+                + "ON CONFLICT DO NOTHING\n"
+                + "RETURNING " + COLUMNS + ", " + EVENT_COLUMNS + ",\n"
+                + "          lease_expires_at, send_not_after, claim_token, sends" + (holds ? ", holds_funds" : "") + "),\n"
+                // the accept's event, then the claim's: what the two statements wrote when the claim was one of its own
+                + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)\n"
+                + "      SELECT id, 0, NULL, 'pending', $12::text, 'accepted', feed_xid FROM w\n"
+                + "      UNION ALL\n"
+                + "      SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w\n"
+                + "       WHERE status = 'processing')\n"
+                + (holds ? HOLD_CHECKED.formatted("$14") : "")
+                + "SELECT " + CLAIM_RESULT + ",\n"
+                + "       id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,\n"
+                + "       provider_reference, 'pending'::text AS status, 0::bigint AS version, failure_reason, created_at,\n"
+                + "       updated_at, execute_at\n"
+                + "  FROM w";
+    }
+
     /** The primary key two first uses of one account collide on (V12): the losing statement is run again. */
     static final String ACCOUNT_KEY = "accounts_pkey";
 

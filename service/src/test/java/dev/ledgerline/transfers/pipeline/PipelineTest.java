@@ -77,6 +77,35 @@ class PipelineTest {
     }
 
     /**
+     * A transfer to send now is claimed by the statement that inserts it: its first two events, the accept's and the
+     * claim's, are one transaction's (the same {@code at}, PostgreSQL's transaction time, and the same
+     * {@code feed_xid}), which two statements could not be. The {@code 201} still shows the transfer as accepted,
+     * {@code pending} at version 0, and the history is the same path as ever.
+     */
+    @Test
+    void aTransferToSendNowIsClaimedByTheStatementThatInsertsIt() {
+        var created = Api.post(writer("alice"), Api.newKey(), Api.body(1260)).then().statusCode(201)
+                .header("ETag", "\"0\"").extract().jsonPath();
+        assertEquals("pending", created.getString("status"));
+        assertEquals(0, created.getInt("version"));
+        String id = created.getString("id");
+        Await.status(id, "sent", DEADLINE);
+
+        List<Map<String, Object>> events = Db.query("SELECT version, from_status, to_status, actor, reason, at, feed_xid::text AS xid"
+                + " FROM transfer_events WHERE transfer_id = ?::uuid ORDER BY version", id);
+        assertEquals(3, events.size(), "accepted, claimed, sent: " + events);
+        assertEquals("accepted", events.get(0).get("reason"));
+        assertEquals("pending", events.get(1).get("from_status"));
+        assertEquals("processing", events.get(1).get("to_status"));
+        assertEquals(Dispatcher.ON_ACCEPT, events.get(1).get("reason"));
+        assertEquals(events.get(0).get("at"), events.get(1).get("at"), "the accept and the claim in one transaction: " + events);
+        assertEquals(events.get(0).get("xid"), events.get(1).get("xid"), "one transaction's feed_xid: " + events);
+        assertFalse(events.get(1).get("at").equals(events.get(2).get("at")), "the fence is a transaction of its own");
+        assertEquals(1L, ((Number) Db.query("SELECT sends FROM transfers WHERE id = ?::uuid", id).get(0).get("sends")).longValue());
+        paidAsRequested(id, 1260);
+    }
+
+    /**
      * The state machine's refusals live in the database, for any writer, not only in the service's statements: a
      * final transfer cannot change, a version moves by exactly one, and transfers (with their history) are kept.
      */
@@ -171,6 +200,13 @@ class PipelineTest {
         Awaitility.await("the provider breaker opens").atMost(DEADLINE)
                 .until(() -> breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN);
         assertEquals(1.0, Metrics.sum("ledgerline_provider_breaker_open", "breaker=\"send\""), "the breaker's gauge says so");
+        // with the breaker open a new transfer is not claimed by its insert: it waits pending, one event, for the sweeper
+        String waiting = Api.create(writer("outage"), 199);
+        ids.add(waiting);
+        var row = Db.query("SELECT status, version, claim_token FROM transfers WHERE id = ?::uuid", waiting).get(0);
+        assertEquals("pending", row.get("status"), "inserted pending while the breaker is open: " + row);
+        assertNull(row.get("claim_token"));
+        assertEquals(1, Db.count("SELECT count(*) FROM transfer_events WHERE transfer_id = ?::uuid", waiting));
         assertEquals(0, Db.count("SELECT count(*) FROM transfers WHERE id = ANY(?::uuid[]) AND status IN ('failed', 'sent')",
                 (Object) ids.toArray(String[]::new)), "a provider outage never fails a transfer");
 

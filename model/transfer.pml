@@ -27,6 +27,13 @@
  *     spin -DKEY_EXPIRY            -DONE_WORKER -DFAULTS=1 -DPAUSES=1 -a transfer.pml
  *   the owner's cancel (a Canceller process, see THE OWNER'S CANCEL below):
  *     spin -DCANCEL -DONE_WORKER -a transfer.pml          (its mutant: -DMUTANT_CANCEL_WITHOUT_CHECK)
+ *   the claim taken by the accept's INSERT (-DCLAIM_ON_INSERT, with LOST_COMMIT as ProtocolModelTest runs it):
+ *     Worker1 is the accept's first pass, and its claim is the first step on the row: the sweeper, a second
+ *     worker and the owner's cancel wait for it (`inserted`). The INSERT writes the row already claimed, so no
+ *     one can act on it between the two; the claim's epoch rule is the statement's (not adopted: no claim, the
+ *     row stays pending). A lost commit still reverts the claim to a pending row here, where the real loss also
+ *     takes the INSERT with it: the model keeps the larger set of outcomes.
+ *     spin -DLOST_COMMIT -DCLAIM_ON_INSERT -DONE_WORKER -DFAULTS=1 -DPAUSES=1 -a transfer.pml
  *   (without any of them the generated verifier is the one before they existed:
  *    same states, same transitions)
  *
@@ -523,6 +530,15 @@ mtype = { CANCELLED };    /* the owner cancelled it while pending: terminal  */
 #define BIT(k)   (1 << (k))
 #define HAS(m,k) (((m) >> (k)) & 1)
 
+/* ---- the claim taken by the accept's INSERT (-DCLAIM_ON_INSERT) --------- */
+#ifdef CLAIM_ON_INSERT
+bit   inserted = 0;        /* Worker1's claim, the INSERT's, has been tried:
+                              before it nothing else acts on the row        */
+#define AFTER_INSERT inserted
+#else
+#define AFTER_INSERT 1
+#endif
+
 /* ---- the transfers row (PostgreSQL) ------------------------------------ */
 mtype status  = PENDING;
 byte  version = 0;
@@ -813,6 +829,9 @@ inline process_transfer(me, exp_s, exp_v, exp_g) {
 
   /* (2) TransferRepository#claim (stores send_not_after = D_k)              */
   atomic {
+#ifdef CLAIM_ON_INSERT
+    inserted = 1;
+#endif
     if
     :: CLAIM_WHERE(exp_s, exp_v) CLAIM_ID(me) ->
          write_check(exp_v, exp_g);
@@ -937,6 +956,7 @@ active proctype Worker2() {
   byte  my_g;
 #endif
   mtype outcome;
+  AFTER_INSERT;
   process_transfer(W2, PENDING, 0, DISPATCHED_G)
 }
 #endif
@@ -977,6 +997,7 @@ active proctype Sweeper() {
   byte  my_g, g;
 #endif
   mtype outcome, exp_s;
+  AFTER_INSERT;
 
 sw_loop:
   if
@@ -1142,6 +1163,7 @@ sw_done:
 
 active proctype Canceller() {
   byte seen;
+  AFTER_INSERT;
   atomic { seen = version; if :: status == PENDING -> skip :: else -> goto cancel_end fi };
   atomic {
     if

@@ -178,6 +178,12 @@ class ProtocolModelTest {
     static final String LC = "LOST_COMMIT";
     /** A lost claim and a lost INSERT, with claim tokens, the epoch rule and re-creation in reconciling. */
     static final Variant LOST_COMMIT = Variant.fixed("lost-commit", defines(LC), FIXED_LTL, List.of(W1, W4, W5));
+    /**
+     * {@link #LOST_COMMIT} with the accept's first claim taken by its INSERT: nothing acts on the row before that
+     * claim (a lost claim, a stale fence and a re-created row all stay reachable).
+     */
+    static final Variant CLAIM_ON_INSERT = Variant.fixed("claim-on-insert", defines(LC, "CLAIM_ON_INSERT"), FIXED_LTL,
+            List.of(W1, W4, W5));
     static final Variant LC_FENCE_WITHOUT_TOKEN = Variant.mutant("lc-fence-version-only",
             defines(LC, "MUTANT_FENCE_WITHOUT_TOKEN"), P3, List.of(P3));
     /** Today: no epoch rule at all (neither the claim's EXISTS nor ADOPT_EPOCH). */
@@ -222,12 +228,12 @@ class ProtocolModelTest {
     static final Variant CANCEL_WITHOUT_CHECK = Variant.mutant("cancel-without-check",
             List.of("CANCEL", "ONE_WORKER", "MUTANT_CANCEL_WITHOUT_CHECK"), P3, List.of(P6, P3, P2));
 
-    static final List<Variant> FIXED = List.of(LOST_COMMIT, CLOCK_BEHIND, KEY_EXPIRY, CANCEL);
+    static final List<Variant> FIXED = List.of(LOST_COMMIT, CLAIM_ON_INSERT, CLOCK_BEHIND, KEY_EXPIRY, CANCEL);
 
     static final List<Variant> VARIANTS = List.of(CORRECT, NO_LEASE_CHECK, OLD_DEADLINE_RULE,
             LOOKUP_LAG_NOT_WAITED, PROVIDER_IGNORES_DEADLINE, NO_FENCE_VERSION, NO_CLAIM_STATUS,
             RESEND_WITHOUT_LOOKUP, CLAIM_WITHOUT_EXPECTED_VERSION, NO_EXPIRE_LEASES,
-            LOST_COMMIT, CLOCK_BEHIND, KEY_EXPIRY,
+            LOST_COMMIT, CLAIM_ON_INSERT, CLOCK_BEHIND, KEY_EXPIRY,
             LC_FENCE_WITHOUT_TOKEN, LC_NO_EPOCH, LC_CLAIM_WITHOUT_EPOCH, LC_ADOPT_WITHOUT_WINDOW, LC_RECREATE_FRESH,
             LC_RECREATE_PENDING, LC_RECREATE_WITHOUT_WINDOW, LC_UNSEEN_PENDING, CLOCK_BEHIND_TODAY, CLOCK_BEHIND_NO_HOLD,
             KEY_WITHOUT_AGE_LIMIT, CANCEL, CANCEL_WITHOUT_CHECK, POST_ON_STALE_FENCE, RELEASE_WHILE_UNKNOWN);

@@ -175,14 +175,36 @@ public class TransferRepository {
                 .map(TransferRepository::inserted);
     }
 
+    /** {@link TransferSql#INSERTED_CLAIM}, which {@link TransferSql#INSERT_CLAIMED} answers after the transfer. */
+    private static final Columns INSERTED_CLAIM = new Columns(TransferSql.INSERTED_CLAIM);
+
+    /**
+     * The transfer as it was accepted ({@code pending} at version 0: what the {@code 201} shows, as it did when the
+     * claim was a statement of its own that followed the insert) and the claim, if the row was written claimed.
+     */
     private static Inserted inserted(RowSet<Row> rows) {
         Row row = first(rows);
         if (row == null) {
             return null;
         }
-        Transfer accepted = Transfer.from(row);
-        Claim claim = claim(accepted.id(), row);
-        return new Inserted(accepted, claim.token() == null ? null : claim);
+        Transfer t = Transfer.from(row);
+        int c = INSERTED_CLAIM.base(row);
+        UUID token = c >= 0 ? row.getUUID(c + 2) : row.getUUID("claim_token");
+        if (token == null) {
+            return new Inserted(t, null);
+        }
+        Claim claim = c >= 0
+                ? new Claim(t.id(), t.version(), token, t.providerReference(), t.amount(), t.currency(), t.destinationIban(),
+                        t.destinationName(), t.createdAt(), row.getOffsetDateTime(c), row.getOffsetDateTime(c + 1),
+                        row.getInteger(c + 3), TransferStatus.fromDb(row.getString(c + 4)))
+                : new Claim(t.id(), t.version(), token, t.providerReference(), t.amount(), t.currency(), t.destinationIban(),
+                        t.destinationName(), t.createdAt(), row.getOffsetDateTime("lease_expires_at"),
+                        row.getOffsetDateTime("send_not_after"), row.getInteger("sends"),
+                        TransferStatus.fromDb(row.getString("previous_status")));
+        Transfer accepted = new Transfer(t.id(), t.userId(), t.requestFingerprint(), t.amount(), t.currency(),
+                t.destinationIban(), t.destinationName(), t.description(), t.providerReference(), claim.claimedFrom(),
+                t.version() - 1, t.failureReason(), t.createdAt(), t.updatedAt(), t.executeAt());
+        return new Inserted(accepted, claim);
     }
 
     /**

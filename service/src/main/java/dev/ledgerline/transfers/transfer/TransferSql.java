@@ -49,12 +49,16 @@ final class TransferSql {
      * from which its window counts.
      */
     static String keyed(String transferId, String keyCreatedAt, String write, String more, String result) {
+        return key(transferId, keyCreatedAt) + recordedAfter(write, more, result);
+    }
+
+    /** {@link #keyed}'s first CTE, {@code k}, and the comma after it. */
+    private static String key(String transferId, String keyCreatedAt) {
         return "WITH k AS (\n"
                 + "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id, created_at)\n"
                 + "VALUES ($2, $3, $10, " + transferId + ", " + keyCreatedAt + ")\n"
                 + "ON CONFLICT DO NOTHING\n"
-                + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n"
-                + recordedAfter(write, more, result);
+                + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n";
     }
 
     private static String recordedAfter(String write, String more, String result) {
@@ -237,7 +241,7 @@ final class TransferSql {
     }
 
     /**
-     * {@link #INSERT} and its first claim in one statement, for a transfer to send now that its accepting instance
+     * {@link #INSERT} and its first claim in one statement ({@link #keyed}'s key, then the row), for a transfer to send now that its accepting instance
      * has room to send: the row is written already claimed, as if {@link #CLAIM} had run on the pending row the moment
      * it was inserted and nothing had happened in between. Its history is the same two events in the same order,
      * version 0 ({@code null} → {@code pending}, {@code accepted}) and version 1 ({@code pending} → {@code processing},
@@ -250,9 +254,8 @@ final class TransferSql {
      * with the hold, whose {@code $14} is the opening balance) the worker, the lease in ms, the claim's reason and the
      * send window in ms.
      *
-     * <p>Answers {@link #CLAIM_RESULT} (its {@code claim_token} null when the row was inserted pending), then the
-     * transfer as it was accepted ({@link #COLUMNS}, version 0 and {@code pending}): what the {@code 201} shows, as it
-     * did when the claim was a statement of its own that followed the insert's.
+     * <p>Answers the row written ({@link #COLUMNS}) and {@link #INSERTED_CLAIM} ({@code claim_token} null when the
+     * row was inserted pending).
      */
     static final String INSERT_CLAIMED = insertClaimed(false);
 
@@ -262,11 +265,7 @@ final class TransferSql {
     private static String insertClaimed(boolean holds) {
         int p = holds ? 15 : 14;
         String claimed = "c.claimed";
-        return "WITH k AS (\n"
-                + "INSERT INTO transfer_keys (user_id, idempotency_key, provider_reference, transfer_id, created_at)\n"
-                + "VALUES ($2, $3, $10, " + NEW_ID + ", now())\n"
-                + "ON CONFLICT DO NOTHING\n"
-                + "RETURNING transfer_id, user_id, idempotency_key, provider_reference),\n"
+        return key(NEW_ID, "now()")
                 + "c AS (SELECT $13::timestamptz IS NULL\n"
                 + "             AND EXISTS (SELECT 1 FROM database_epochs WHERE started_at = pg_postmaster_start_time()) AS claimed),\n"
                 + "w AS (\n"
@@ -294,7 +293,7 @@ final class TransferSql {
                 + "  FROM k, c\n"
                 + "ON CONFLICT DO NOTHING\n"
                 + "RETURNING " + COLUMNS + ", " + EVENT_COLUMNS + ",\n"
-                + "          lease_expires_at, send_not_after, claim_token, sends" + (holds ? ", holds_funds" : "") + "),\n"
+                + "          lease_expires_at, send_not_after, claim_token, sends),\n"
                 // the accept's event, then the claim's: what the two statements wrote when the claim was one of its own
                 + "e AS (INSERT INTO transfer_events (transfer_id, version, from_status, to_status, actor, reason, feed_xid)\n"
                 + "      SELECT id, 0, NULL, 'pending', $12::text, 'accepted', feed_xid FROM w\n"
@@ -302,12 +301,11 @@ final class TransferSql {
                 + "      SELECT id, version, previous_status, status, last_actor, last_reason, feed_xid FROM w\n"
                 + "       WHERE status = 'processing')\n"
                 + (holds ? HOLD_CHECKED.formatted("$14") : "")
-                + "SELECT " + CLAIM_RESULT + ",\n"
-                + "       id, user_id, request_fingerprint, amount, currency, destination_iban, destination_name, description,\n"
-                + "       provider_reference, 'pending'::text AS status, 0::bigint AS version, failure_reason, created_at,\n"
-                + "       updated_at, execute_at\n"
-                + "  FROM w";
+                + "SELECT " + COLUMNS + ", " + INSERTED_CLAIM + " FROM w";
     }
+
+    /** What {@link #INSERT_CLAIMED} answers of the claim after {@link #COLUMNS}. */
+    static final String INSERTED_CLAIM = "lease_expires_at, send_not_after, claim_token, sends, previous_status";
 
     /** The primary key two first uses of one account collide on (V12): the losing statement is run again. */
     static final String ACCOUNT_KEY = "accounts_pkey";

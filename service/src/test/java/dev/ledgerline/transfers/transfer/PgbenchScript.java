@@ -19,8 +19,8 @@ import java.util.regex.Pattern;
 /**
  * {@code bench/transfer.pgbench}, the statements a transfer costs PostgreSQL on the happy path, written from this
  * build's {@link TransferSql} rather than by hand, so the database limit the benchmarks divide by is the service's
- * SQL of today: the insert that holds the funds ({@link TransferSql#INSERT_HOLDING}), the claim
- * ({@link TransferSql#CLAIM}) and the fence to {@code sent} that posts the hold ({@link TransferSql#FENCE}), each
+ * SQL of today: the insert that holds the funds and claims the transfer for its accepting instance
+ * ({@link TransferSql#INSERT_HOLDING_CLAIMED}) and the fence to {@code sent} that posts the hold ({@link TransferSql#FENCE}), each
  * parameter replaced by the value the service binds under the prod profile's settings (read from
  * {@code application.properties} and {@link LedgerlineConfig}'s defaults). {@code PgbenchScriptTest} fails when the
  * committed file is not what this writes, and runs the script's statements against a migrated database.
@@ -72,20 +72,19 @@ final class PgbenchScript {
         }
     }
 
-    /** The script: a header, the variables, then per transfer its insert and claim, then one fence for all. */
+    /** The script: a header, the variables, then per transfer its claimed insert, then one fence for all. */
     static String render(Settings s) {
         StringBuilder out = new StringBuilder();
         out.append("-- transfers-per-run: ").append(BATCH).append('\n').append("""
                 -- The database limit for one transfer: the statements a transfer costs PostgreSQL on the happy path, as
-                -- TransferRepository runs them with the ledger on, text for text (TransferSql's INSERT_HOLDING, CLAIM and
+                -- TransferRepository runs them with the ledger on, text for text (TransferSql's INSERT_HOLDING_CLAIMED and
                 -- FENCE), each parameter replaced by the value the service binds with the prod profile's settings. Per
-                -- pgbench transaction %d transfers: each is accepted (the insert, which holds its amount on the owner's
-                -- account) and claimed by its own statement, in its own implicit transaction, as the service's pool runs
-                -- them (the service's claims share a statement only when they queue behind one in flight: this script
-                -- keeps them apart); their fences to sent (which post the holds) go in one statement, as BatchQueue
+                -- pgbench transaction %d transfers: each is accepted and claimed by one statement (the insert, which holds
+                -- its amount on the owner's account and claims the row for its accepting instance), in its own implicit
+                -- transaction, as the service's pool runs it; their fences to sent (which post the holds) go in one statement, as BatchQueue
                 -- sends the fences that waited while the previous batch was in flight. Each pgbench client is its own account's owner
                 -- (bench-<client_id>, opened on first use with %d), as bench/servicecost.sh's OWNERS spreads
-                -- transfers over principals. The claim needs the server adopted: INSERT INTO database_epochs (started_at)
+                -- transfers over principals. The insert claims only on an adopted server: INSERT INTO database_epochs (started_at)
                 -- VALUES (pg_postmaster_start_time()) ON CONFLICT DO NOTHING on a migrated database first.
                 -- Written by PgbenchScriptTest from this build's TransferSql (-Dpgbench.write=true writes it; without,
                 -- the test fails when this file differs). Do not edit by hand. Run as bench/servicecost.sh does:
@@ -96,8 +95,7 @@ final class PgbenchScript {
             out.append("\\set k").append(i).append(" random(1, 1000000000000000)\n");
         }
         for (int i = 1; i <= BATCH; i++) {
-            out.append(statement(TransferSql.INSERT_HOLDING, insert(i, s))).append(" \\gset t").append(i).append("_\n");
-            out.append(statement(TransferSql.CLAIM, claim(i, s))).append(" \\gset c").append(i).append("_\n");
+            out.append(statement(TransferSql.INSERT_HOLDING_CLAIMED, insertClaimed(i, s))).append(" \\gset c").append(i).append("_\n");
         }
         out.append(statement(TransferSql.FENCE, fence(s))).append(";\n");
         return out.toString();
@@ -149,28 +147,24 @@ final class PgbenchScript {
             case 12 -> "'pgbench'";
             case 13 -> "NULL";
             case 14 -> Long.toString(OPENING_BALANCE);
-            default -> throw new IllegalArgumentException("INSERT_HOLDING has no $" + n);
+            default -> throw new IllegalArgumentException("INSERT_HOLDING_CLAIMED has no $" + n);
         };
     }
 
-    private static IntFunction<String> claim(int i, Settings s) {
+    private static IntFunction<String> insertClaimed(int i, Settings s) {
+        IntFunction<String> insert = insert(i, s);
         return n -> switch (n) {
-            case 1 -> "(:t" + i + "_id)";
-            case 2 -> "'pgbench'";
-            case 3 -> Long.toString(s.leaseMs());
-            case 4 -> "'dispatched on accept'";
-            case 5 -> "'pending'";
-            case 6 -> "(:t" + i + "_version)";
-            case 7 -> Long.toString(s.sendWindowMs());
-            case 8 -> Long.toString(s.settleMs());
-            case 9 -> Long.toString(s.keyUsableMs());
-            default -> throw new IllegalArgumentException("CLAIM has no $" + n);
+            case 15 -> "'pgbench'";
+            case 16 -> Long.toString(s.leaseMs());
+            case 17 -> "'dispatched on accept'";
+            case 18 -> Long.toString(s.sendWindowMs());
+            default -> insert.apply(n);
         };
     }
 
     private static IntFunction<String> fence(Settings s) {
         return n -> switch (n) {
-            case 1 -> array(i -> ":t" + i + "_id");
+            case 1 -> array(i -> ":c" + i + "_id");
             case 2 -> array(i -> ":c" + i + "_version");
             case 3 -> array(i -> "'sent'");
             case 4 -> array(i -> "NULL");

@@ -62,10 +62,10 @@ class PgbenchScriptTest {
     }
 
     @Test
-    void eachRunInsertsHoldsClaimsFencesToSentAndPostsItsTransfers() throws Exception {
+    void eachRunInsertsHoldsAndClaimsThenFencesToSentAndPostsItsTransfers() throws Exception {
         String script = PgbenchScript.render(PgbenchScript.Settings.prod());
         List<PgbenchScript.Step> steps = PgbenchScript.steps(script);
-        assertEquals(2 * PgbenchScript.BATCH + 1, steps.size(), "an insert and a claim per transfer, then one fence");
+        assertEquals(PgbenchScript.BATCH + 1, steps.size(), "a claimed insert per transfer, then one fence");
         int runs = 3;
         try (Connection c = db.connect(OwnPostgres.SUPERUSER); Statement st = c.createStatement()) {
             for (int client = 0; client < 2; client++) {
@@ -86,7 +86,7 @@ class PgbenchScriptTest {
                                 }
                             }
                         }
-                        // pgbench's \gset fails a run on an answer of no row: the insert and each claim answer one
+                        // pgbench's \gset fails a run on an answer of no row: each claimed insert answers one
                         assertEquals(step.gset() == null ? PgbenchScript.BATCH : 1, rows, step.sql());
                     }
                 }

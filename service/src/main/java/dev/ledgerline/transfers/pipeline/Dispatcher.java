@@ -171,8 +171,6 @@ public class Dispatcher {
         run(seen, lane, why).subscribe().with(outcome -> { }, failure -> { });
     }
 
-
-
     /** Runs one pass in a slot {@link #admit} reserved for {@code lane}; the slot is free again when the pass ends. */
     Uni<TransferProcessor.Outcome> run(Seen seen, Lane lane, String why) {
         return inSlot(lane == Lane.ACCEPT ? processor.processJustAccepted(seen, why) : processor.process(seen, why), seen.id());

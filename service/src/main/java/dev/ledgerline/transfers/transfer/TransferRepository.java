@@ -193,16 +193,14 @@ public class TransferRepository {
         if (token == null) {
             return new Inserted(t, null);
         }
-        Claim claim = c >= 0
-                ? new Claim(t.id(), t.version(), token, t.providerReference(), t.amount(), t.currency(), t.destinationIban(),
-                        t.destinationName(), t.createdAt(), row.getOffsetDateTime(c), row.getOffsetDateTime(c + 1),
-                        row.getInteger(c + 3), TransferStatus.fromDb(row.getString(c + 4)))
-                : new Claim(t.id(), t.version(), token, t.providerReference(), t.amount(), t.currency(), t.destinationIban(),
-                        t.destinationName(), t.createdAt(), row.getOffsetDateTime("lease_expires_at"),
-                        row.getOffsetDateTime("send_not_after"), row.getInteger("sends"),
-                        TransferStatus.fromDb(row.getString("previous_status")));
+        OffsetDateTime leaseExpiresAt = c >= 0 ? row.getOffsetDateTime(c) : row.getOffsetDateTime("lease_expires_at");
+        OffsetDateTime sendNotAfter = c >= 0 ? row.getOffsetDateTime(c + 1) : row.getOffsetDateTime("send_not_after");
+        int sends = c >= 0 ? row.getInteger(c + 3) : row.getInteger("sends");
+        TransferStatus claimedFrom = TransferStatus.fromDb(c >= 0 ? row.getString(c + 4) : row.getString("previous_status"));
+        Claim claim = new Claim(t.id(), t.version(), token, t.providerReference(), t.amount(), t.currency(),
+                t.destinationIban(), t.destinationName(), t.createdAt(), leaseExpiresAt, sendNotAfter, sends, claimedFrom);
         Transfer accepted = new Transfer(t.id(), t.userId(), t.requestFingerprint(), t.amount(), t.currency(),
-                t.destinationIban(), t.destinationName(), t.description(), t.providerReference(), claim.claimedFrom(),
+                t.destinationIban(), t.destinationName(), t.description(), t.providerReference(), claimedFrom,
                 t.version() - 1, t.failureReason(), t.createdAt(), t.updatedAt(), t.executeAt());
         return new Inserted(accepted, claim);
     }

@@ -58,8 +58,9 @@ class BatchedClaimTest {
         String a = HandMadeRows.insert("pending", 11, "NULL", "'infinity'");
         String b = HandMadeRows.insert("pending", 12, "NULL", "'infinity'");
         String stale = HandMadeRows.insert("pending", 13, "NULL", "'infinity'");
-        // its last send's deadline has just passed: the settle time after it has not, so no resend may be claimed
-        String unsettled = HandMadeRows.insert("reconciling", 14, "now()", "'infinity'");
+        // its last send's deadline is a minute away, and the settle time after it too, so no resend may be claimed (a
+        // deadline of now() was the case once, and a test slowed past the settle time on a loaded machine claimed it)
+        String unsettled = HandMadeRows.insert("reconciling", 14, "now() + interval '1 minute'", "'infinity'");
         String scheduled = HandMadeRows.insert("pending", 15, "NULL", "'infinity'", "now() + interval '1 hour'");
         double batchesOfFiveOrMore = batchesOfFiveOrMore();
 

@@ -534,9 +534,9 @@ mtype = { CANCELLED };    /* the owner cancelled it while pending: terminal  */
 #ifdef CLAIM_ON_INSERT
 bit   inserted = 0;        /* Worker1's claim, the INSERT's, has been tried:
                               before it nothing else acts on the row        */
-#define AFTER_INSERT inserted
+#define AFTER_INSERT inserted;
 #else
-#define AFTER_INSERT 1
+#define AFTER_INSERT           /* nothing: the verifier without it is unchanged */
 #endif
 
 /* ---- the transfers row (PostgreSQL) ------------------------------------ */
@@ -956,7 +956,7 @@ active proctype Worker2() {
   byte  my_g;
 #endif
   mtype outcome;
-  AFTER_INSERT;
+  AFTER_INSERT
   process_transfer(W2, PENDING, 0, DISPATCHED_G)
 }
 #endif
@@ -997,7 +997,7 @@ active proctype Sweeper() {
   byte  my_g, g;
 #endif
   mtype outcome, exp_s;
-  AFTER_INSERT;
+  AFTER_INSERT
 
 sw_loop:
   if
@@ -1163,7 +1163,7 @@ sw_done:
 
 active proctype Canceller() {
   byte seen;
-  AFTER_INSERT;
+  AFTER_INSERT
   atomic { seen = version; if :: status == PENDING -> skip :: else -> goto cancel_end fi };
   atomic {
     if

@@ -142,14 +142,18 @@ class SandboxConformanceTest {
         assertEquals(EnumSet.of(Obligation.CLOCK_WITHIN_BOUND), report.failing(), report.table());
     }
 
+    /**
+     * The lag is long beside what the kit waits without a stated lag (the drop after a third of the hold, then its
+     * slack): a machine slow enough to stretch that wait by a second still has the lookup answer 404 inside it.
+     */
     @Test
     void aLaggingLookupBreaksTheContractUnlessTheLagIsStated() throws Exception {
-        Map<String, Object> lagging = Map.of("idempotent", true, "lookupLagMs", 800);
-        Report unstated = check("lookupLagMs:800 unstated", sandbox, throughFaults(lagging));
+        Map<String, Object> lagging = Map.of("idempotent", true, "lookupLagMs", 2000);
+        Report unstated = check("lookupLagMs:2000 unstated", sandbox, throughFaults(lagging));
         assertEquals(EnumSet.of(Obligation.LOOKUP_REFLECTS_COMPLETION, Obligation.LOOKUP_COVERS_UNANSWERED_SENDS),
                 unstated.failing(), unstated.table());
 
-        Report stated = check("lookupLagMs:800 stated", sandbox, throughFaults(lagging).withLookupLag(Duration.ofMillis(1300)));
+        Report stated = check("lookupLagMs:2000 stated", sandbox, throughFaults(lagging).withLookupLag(Duration.ofMillis(2500)));
         assertEquals(EnumSet.allOf(Obligation.class), stated.holding(), stated.table());
     }
 }

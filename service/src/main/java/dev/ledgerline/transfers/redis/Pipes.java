@@ -1,13 +1,15 @@
 package dev.ledgerline.transfers.redis;
 
-import io.netty.util.concurrent.EventExecutor;
+import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.internal.ThreadExecutorMap;
 import io.quarkus.redis.client.RedisOptionsCustomizer;
 import io.quarkus.redis.runtime.client.config.RedisConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
+import io.vertx.core.impl.VertxInternal;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisClientType;
 import io.vertx.redis.client.RedisConnection;
@@ -19,6 +21,8 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import java.nio.channels.ClosedChannelException;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,9 +36,12 @@ import java.util.concurrent.TimeUnit;
  * order and Vert.x matches them to their senders in that order, so a command whose sender stopped waiting (a timeout)
  * still takes its own answer when it comes, never another command's.
  *
- * <p>Only the loop that connected uses a pipe, so a command never crosses threads. The pipes come from a client of
- * their own, with the same options as the application's: its pool holds only pipes, so a loop's connect always opens a
- * new connection, on that loop, never an idle one another loop opened. A command from anywhere else (a worker thread),
+ * <p>Only the loop that connected uses a pipe, and the pipe's socket lives on that loop, so a command and its answer
+ * never cross threads. Each loop's pipe comes from a client of its own, created on that loop, with the same options as
+ * the application's: Vert.x's Redis client opens every connection on the event loop of the context it was created
+ * from, whichever loop asks, so one client shared by the loops put every pipe on one loop, and each command from the
+ * other loops was handed to it and its answer handed back (two thread wake-ups: bench/CPU-AB.md, "Each loop's pipe on
+ * its own loop"). A command from anywhere else (a worker thread),
  * before the loop's pipe is connected, or while it reconnects goes through the application's pooled client, as
  * before: the pipe makes commands cheaper, never possible. A pipe is dropped when its connection ends or fails, and by
  * {@link #dropHere()} when a command on it went unanswered while Redis answered nothing (a connection that may be
@@ -56,8 +63,11 @@ final class Pipes {
 
     /** The pooled client: worker threads, and event loops without a pipe. */
     private final Redis pooled;
-    /** The pipes' own client, or {@code null} when nothing is pipelined. */
-    private final Redis pipelined;
+    private final Vertx vertx;
+    /** The pipes' options (a pool of two: the pipe, and its replacement while the old socket closes), or {@code null} when nothing is pipelined. */
+    private final RedisOptions pipelined;
+    /** Every loop's own client, to close. */
+    private final Queue<Redis> clients = new ConcurrentLinkedQueue<>();
     private final FastThreadLocal<Pipe> pipes = new FastThreadLocal<>() {
         @Override
         protected Pipe initialValue() {
@@ -71,19 +81,15 @@ final class Pipes {
      */
     Pipes(Redis pooled, Vertx vertx, RedisOptions options) {
         this.pooled = pooled;
+        this.vertx = vertx;
         if (options == null || options.getType() != RedisClientType.STANDALONE) {
             this.pipelined = null;
             return;
         }
-        int loops = 0;
-        for (EventExecutor ignored : vertx.nettyEventLoopGroup()) {
-            loops++;
-        }
         RedisOptions own = new RedisOptions(options);
-        // one pipe per loop, and room for a pipe being replaced while its old socket closes
-        own.setMaxPoolSize(2 * loops);
-        own.setMaxPoolWaiting(2 * loops);
-        this.pipelined = Redis.createClient(vertx, own);
+        own.setMaxPoolSize(2);
+        own.setMaxPoolWaiting(2);
+        this.pipelined = own;
     }
 
     /** Sends on this loop's pipe when it has one, through the pool otherwise. */
@@ -111,7 +117,7 @@ final class Pipes {
         }
         Pipe pipe = pipes.get();
         if (pipe.connection == null && !pipe.connecting && System.nanoTime() - pipe.failedAt >= RETRY_NANOS) {
-            pipe.connect(pipelined);
+            pipe.connect(this);
         }
         return pipe.connection;
     }
@@ -144,9 +150,26 @@ final class Pipes {
     }
 
     void close() {
-        if (pipelined != null) {
-            pipelined.close();
+        for (Redis client; (client = clients.poll()) != null; ) {
+            client.close();
         }
+    }
+
+    /** The calling event loop's own context: the current one unwrapped, or one made for this loop when there is none. */
+    private ContextInternal home() {
+        ContextInternal current = (ContextInternal) Vertx.currentContext();
+        if (current != null) {
+            return current.unwrap();
+        }
+        return ((VertxInternal) vertx).createEventLoopContext((EventLoop) ThreadExecutorMap.currentExecutor(), null,
+                Thread.currentThread().getContextClassLoader());
+    }
+
+    /** A client for the calling loop's pipe; call it on that loop's own context, where its connections will live. */
+    private Redis newClient() {
+        Redis client = Redis.createClient(vertx, pipelined);
+        clients.add(client);
+        return client;
     }
 
     /** Whether the calling event loop holds a pipe now (tests). */
@@ -160,20 +183,23 @@ final class Pipes {
     }
 
     private static final class Pipe {
+        /** This loop's own client, created on its context the first time it connects. */
+        Redis client;
         RedisConnection connection;
         boolean connecting;
         long failedAt = System.nanoTime() - RETRY_NANOS;
 
-        void connect(Redis client) {
+        void connect(Pipes pipes) {
             connecting = true;
-            // connected from this loop's own context, so the connection lives on this loop and holds on to nothing of
-            // the request whose command found the pipe missing (a request runs on a context duplicated for it)
-            ContextInternal current = (ContextInternal) Vertx.currentContext();
-            if (current == null) {
+            // from this loop's own context: the client is created there, so its connections live on this loop, and
+            // the connect holds on to nothing of the request whose command found the pipe missing (a request runs on
+            // a context duplicated for it)
+            pipes.home().dispatch(ignored -> {
+                if (client == null) {
+                    client = pipes.newClient();
+                }
                 open(client);
-            } else {
-                current.unwrap().dispatch(ignored -> open(client));
-            }
+            });
         }
 
         private void open(Redis client) {

@@ -6,6 +6,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.net.impl.NetSocketInternal;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisConnection;
@@ -21,8 +23,11 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.ClientKillParams;
 
+import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -82,6 +87,70 @@ class PipesTest {
         // frozen while they were sent, Redis finds the loop's commands waiting together on its one connection
         assertTrue(readsPiped < COMMANDS / 4, "pipelined: " + readsPiped + " reads for " + COMMANDS + " commands");
         assertTrue(readsPooled >= COMMANDS, "pooled: " + readsPooled + " reads for " + COMMANDS + " commands");
+    }
+
+    /**
+     * With several loops, each loop's pipe has its socket on that loop: a command and its answer stay on the thread
+     * that sent it. Vert.x's Redis client opens its connections on the loop it was created on, so one client shared by
+     * the loops put every pipe on one of them.
+     */
+    @Test
+    void eachLoopsPipeLivesOnThatLoop() throws Exception {
+        int loops = 4;
+        Vertx several = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops));
+        Pipes own = new Pipes(pooled, several, options());
+        try {
+            Set<Thread> threads = new HashSet<>();
+            for (int i = 0; i < loops; i++) {
+                Context context = ((VertxInternal) several).createEventLoopContext(); // each on the next loop, in turn
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!on(context, () -> {
+                    own.send(Request.cmd(Command.PING)); // starts this loop's pipe
+                    return Future.succeededFuture(own.heldHere());
+                })) {
+                    assertTrue(System.nanoTime() < deadline, "no pipe within 10 s");
+                    Thread.sleep(20);
+                }
+                assertTrue(on(context, () -> Future.succeededFuture(socketOf(own.connectionHere()).channelHandlerContext()
+                        .executor().inEventLoop())), "loop " + i + "'s pipe has its socket on another loop");
+                assertEquals("PONG", on(context, () -> own.send(Request.cmd(Command.PING))).toString());
+                threads.add(on(context, () -> Future.succeededFuture(Thread.currentThread())));
+            }
+            assertEquals(loops, threads.size(), "the contexts were not on " + loops + " loops");
+        } finally {
+            own.close();
+            several.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The socket under a pipe: Vert.x keeps it in a field of the connection the pool lends. */
+    private static NetSocketInternal socketOf(RedisConnection pipe) {
+        Object actual = ((PooledRedisConnection) pipe).actual();
+        try {
+            Field socket = actual.getClass().getDeclaredField("netSocket");
+            socket.setAccessible(true);
+            return (NetSocketInternal) socket.get(actual);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no netSocket in " + actual.getClass(), e);
+        }
+    }
+
+    private static <T> T on(Context context, Supplier<Future<T>> call) throws Exception {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        context.runOnContext(ignored -> {
+            try {
+                call.get().onComplete(r -> {
+                    if (r.succeeded()) {
+                        result.complete(r.result());
+                    } else {
+                        result.completeExceptionally(r.cause());
+                    }
+                });
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result.get(10, TimeUnit.SECONDS);
     }
 
     @Test

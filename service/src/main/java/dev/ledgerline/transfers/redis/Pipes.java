@@ -161,8 +161,10 @@ final class Pipes {
         if (current != null) {
             return current.unwrap();
         }
-        return ((VertxInternal) vertx).createEventLoopContext((EventLoop) ThreadExecutorMap.currentExecutor(), null,
-                Thread.currentThread().getContextClassLoader());
+        if (ThreadExecutorMap.currentExecutor() instanceof EventLoop loop) {
+            return ((VertxInternal) vertx).createEventLoopContext(loop, null, Thread.currentThread().getContextClassLoader());
+        }
+        return (ContextInternal) vertx.getOrCreateContext(); // not expected on an event-loop thread
     }
 
     /** A client for the calling loop's pipe; call it on that loop's own context, where its connections will live. */

@@ -29,7 +29,7 @@ public interface ProviderEndpoint {
     @WithDefault("30000")
     long readTimeout();
 
-    /** Connections kept to the provider at most. */
+    /** Connections kept to the provider at most by each event loop's client ({@link ProviderHttp}). */
     @WithDefault("50")
     int connectionPoolSize();
 

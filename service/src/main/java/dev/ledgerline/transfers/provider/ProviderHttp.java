@@ -1,5 +1,7 @@
 package dev.ledgerline.transfers.provider;
 
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import io.quarkus.tls.TlsConfiguration;
 import io.quarkus.tls.TlsConfigurationRegistry;
 import io.quarkus.tls.runtime.config.TlsConfigUtils;
@@ -28,6 +30,7 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -52,6 +55,12 @@ import java.util.concurrent.atomic.AtomicReference;
  *       closed, nothing more is read. It does not call the send back: what was written may still execute, which is
  *       why a timeout is unknown.</li>
  * </ul>
+ * Each event loop has a client of its own, each keeping up to {@code connection-pool-size} connections, and a request
+ * goes through the client of the loop it starts on, so its connection lives on that loop: Vert.x's client lends the
+ * connection used last, whatever loop it lives on, and a request on another loop's connection was handed to that loop
+ * and its answer handed back (bench/CPU-AB.md, "Each loop's provider connections"). The bulkheads bound the calls in
+ * flight, so at most {@code max-concurrent} connections per kind are busy at once, whichever loops hold them; idle
+ * ones close after Vert.x's keep-alive timeout. A thread that is no event loop uses one more client, shared.
  * Any answer, whatever its status, is an {@link Answer}; a failed {@code Uni} is a request that got none.
  */
 @Singleton
@@ -74,7 +83,10 @@ public class ProviderHttp {
     public record Answer(int status, Buffer body) {
     }
 
-    private final HttpClient client;
+    /** Each event loop's own client, by loop: read-only once built. */
+    private final Map<EventExecutor, HttpClient> perLoop;
+    /** The client of threads that are no event loop (start-up, workers). */
+    private final HttpClient shared;
     private final ProviderClock clock;
     private final String payments;
     private final Map<String, String> headers;
@@ -113,12 +125,24 @@ public class ProviderHttp {
         this.headers = Map.copyOf(endpoint.headers());
         this.readTimeoutMs = endpoint.readTimeout();
         this.clock = clock;
-        this.client = vertx.createHttpClient(options);
+        this.shared = vertx.createHttpClient(options);
+        Map<EventExecutor, HttpClient> loops = new IdentityHashMap<>();
+        for (EventExecutor loop : vertx.nettyEventLoopGroup()) {
+            loops.put(loop, vertx.createHttpClient(options));
+        }
+        this.perLoop = loops;
     }
 
     @PreDestroy
     void close() {
-        client.close();
+        perLoop.values().forEach(HttpClient::close);
+        shared.close();
+    }
+
+    /** The calling event loop's client, or the shared one off the loops. */
+    private HttpClient client() {
+        HttpClient own = perLoop.get(ThreadExecutorMap.currentExecutor());
+        return own != null ? own : shared;
     }
 
     /** {@code POST /payments}: {@code body} is the send's JSON; not written once {@code notAfter} has passed. */
@@ -153,7 +177,7 @@ public class ProviderHttp {
                     request.reset(); // the caller stopped waiting: close the connection, read nothing more
                 }
             });
-            client.request(options).onComplete(connected -> {
+            client().request(options).onComplete(connected -> {
                 if (connected.failed()) {
                     em.fail(connected.cause());
                     return;

@@ -55,13 +55,14 @@ import java.util.concurrent.atomic.AtomicReference;
  *       closed, nothing more is read. It does not call the send back: what was written may still execute, which is
  *       why a timeout is unknown.</li>
  * </ul>
- * Each event loop has a client of its own, each keeping up to {@code connection-pool-size} connections, and a request
+ * <p>Each event loop has a client of its own, each keeping up to {@code connection-pool-size} connections, and a request
  * goes through the client of the loop it starts on, so its connection lives on that loop: Vert.x's client lends the
  * connection used last, whatever loop it lives on, and a request on another loop's connection was handed to that loop
  * and its answer handed back (bench/CPU-AB.md, "Each loop's provider connections"). The bulkheads bound the calls in
  * flight, so at most {@code max-concurrent} connections per kind are busy at once, whichever loops hold them; idle
  * ones close after Vert.x's keep-alive timeout. A thread that is no event loop uses one more client, shared.
- * Any answer, whatever its status, is an {@link Answer}; a failed {@code Uni} is a request that got none.
+ *
+ * <p>Any answer, whatever its status, is an {@link Answer}; a failed {@code Uni} is a request that got none.
  */
 @Singleton
 public class ProviderHttp {

@@ -18,7 +18,8 @@
 # (the driver's request options: words without spaces).
 # Env: ROUNDS (3) SECS (10) WARM_S (30) WARM_NEW_S (WARM_S: the new transfers' warm-up) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and PostgreSQL + Redis + the driver + the
-# stand-ins) HEAD_APP (this tree's service/target/quarkus-app) JAVA_HOME (OpenJDK 17).
+# stand-ins) HEAD_APP (this tree's service/target/quarkus-app) JAVA_HOME (OpenJDK 17) SVC_JVM (more JVM options of both
+# services, words without spaces).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
@@ -95,7 +96,7 @@ start_ledgerline() { # K APP DB; ENV_A / ENV_B (services 0 / 1): more NAME=VALUE
     LEDGERLINE_LEDGER_OPENING_BALANCE=100000000000000 \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$KEYS/public.pem" LEDGERLINE_IDEMPOTENCY_REFERENCE_SECRET=bench-reference-secret \
     QUARKUS_REST_CLIENT_PROVIDER_URL="http://127.0.0.1:$(( HTTP_BASE + 90 ))/provider" \
-    "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" -jar "$2/quarkus-run.jar" > "${LOGS[$k]}" 2>&1 &
+    "${SVC_PIN[@]}" "$JAVA_HOME/bin/java" ${SVC_JVM:-} -jar "$2/quarkus-run.jar" > "${LOGS[$k]}" 2>&1 &
   PIDS+=($!); SVCS[$k]=$!; HTTP[$k]=$port; DBS[$k]=$3; REQ[$k]="--key=$KEYS/private.pk8"
   READY[$k]="http://127.0.0.1:$(( port + 1 ))/q/health/ready"
 }

@@ -10,9 +10,13 @@
 # `eventfd` writes, one thread waking another's event loop), `futex` (parking and unparking threads), `epoll_pwait2`,
 # `sendto`, `recvfrom`, and context switches. The counting itself slows both builds; compare them, not the rates.
 # Needs `perf` with access to the syscall tracepoints (root, or kernel.perf_event_paranoid <= -1).
+# STACKS=1: after the rounds, per build one more new-transfer window in which `perf record` takes the stack of every
+# `eventfd` write, folded by bench/wake_stacks.py into the Java frames that asked for the wake-up (both services then
+# run with -XX:+PreserveFramePointer, and jcmd writes their perf maps).
 # Env: ROUNDS (2) WARM_NEW_S (90) and those of bench/ab-common.sh.
 PFX=wakes
 WARM_NEW_S=${WARM_NEW_S:-90}
+[ "${STACKS:-0}" = 1 ] && SVC_JVM="${SVC_JVM:-} -XX:+PreserveFramePointer"
 . "$(dirname "$0")/ab-common.sh"
 : "${APP_A:?APP_A: the first build's quarkus-app directory}" "${APP_B:?APP_B: the second build's quarkus-app directory}"
 command -v perf >/dev/null || { echo "no perf: apt-get install linux-perf" >&2; exit 1; }
@@ -41,4 +45,16 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
       echo "$line" | tee -a "$OUT/wakes-$STAMP.txt" >&2
     done
   done
+done
+[ "${STACKS:-0}" = 1 ] || exit 0
+for k in 0 1; do
+  data="$TMP/wakes-$k.data"
+  ( sleep 3; perf record -q -e syscalls:sys_enter_write -g -p "${SVCS[$k]}" -o "$data" -- sleep 5 >/dev/null 2>&1 ) &
+  recording=$!
+  drive --model=closed --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario=new --seed-prefix=seed \
+    --seed-count="$SEED" --prefix="stacks-$k-$STAMP" --duration=10 --warmup=0 --connections=32 --label="${NAMES[$k]}" >/dev/null
+  wait "$recording"
+  "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" Compiler.perfmap >/dev/null   # the methods compiled by now, for perf script
+  echo "stacks of ${NAMES[$k]}'s eventfd writes, new transfers at 32 connections:" | tee -a "$OUT/wakes-$STAMP.txt" >&2
+  perf script -i "$data" 2>/dev/null | python3 "$ROOT/bench/wake_stacks.py" | tee -a "$OUT/wakes-$STAMP.txt" >&2
 done

@@ -30,25 +30,25 @@ class OwnListingPlanTest {
     private static final String BY_OWNER =
             "(?s).*(on|using) transfers_\\w*(by_owner|user_id_created_at_id_idx)\\b.*";
 
+    /** The newest row's time: noon (UTC) of the day the migrations' first partition covers. */
+    private static final String NOON = "(date_trunc('day', now(), 'UTC') + interval '12 hours')";
+
     private static OwnPostgres db;
 
     @BeforeAll
     static void fill() throws Exception {
         db = OwnPostgres.start().migrate(OwnPostgres.SUPERUSER);
         try (Connection c = db.connect(OwnPostgres.SUPERUSER); Statement st = c.createStatement()) {
-            // the rows reach 40,000 s (11 h 7 min) back: before 11:07 (UTC) that is yesterday, which the migrations'
-            // partitions do not cover; the retention job's function makes the missing days, as it would in service.
-            // Exactly the days the rows reach: a day made beyond them would be an empty partition, which the planner
-            // rightly reads by a Seq Scan of its no pages (with 12 hours, every day from 11:07 to 12:00)
-            st.execute("SELECT ledgerline_create_transfer_partitions(now() - interval '40000 seconds', now(), "
-                    + "interval '1 day', 10, interval '5 seconds')");
+            // the rows reach 40,000 s (11 h 7 min) back from noon (UTC) today: all in the day the migrations' first
+            // partition covers, whatever the hour. Rows reaching back from now() crossed into yesterday before 11:07, and a
+            // day holding a few of them is rightly read by a Seq Scan of its few pages, which says nothing of the index
             st.execute("""
                     INSERT INTO transfers (id, user_id, idempotency_key, request_fingerprint, amount, currency, destination_iban,
                                            destination_name, provider_reference, status, version, last_actor, created_at, updated_at)
                     SELECT gen_random_uuid(), CASE WHEN i % 2 = 0 THEN 'busy' ELSE 'owner-' || (i % 400) END, 'key-' || i, 'fp', 10, 'EUR', 'DE89370400440532013000', 'Ada',
                            'll_' || md5(i::text), CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'sent' END, 0, 'test',
-                           now() - i * interval '1 second', now() - i * interval '1 second'
-                      FROM generate_series(1, 40000) AS i""");
+                           {noon} - i * interval '1 second', {noon} - i * interval '1 second'
+                      FROM generate_series(1, 40000) AS i""".replace("{noon}", NOON));
             st.execute("ANALYZE transfers");
         }
     }
@@ -74,7 +74,7 @@ class OwnListingPlanTest {
     void theOwnListingReadsItsIndexFromTheCursorOn(String owner, String planCacheMode, String status, String page) throws Exception {
         String cursor = page.equals("first page")
                 ? "'9999-12-31T23:59:59Z', 'ffffffff-ffff-ffff-ffff-ffffffffffff'"
-                : "now() - interval '5 hours', '80000000-0000-0000-0000-000000000000'";
+                : NOON + " - interval '5 hours', '80000000-0000-0000-0000-000000000000'";
         List<String> plan = new ArrayList<>();
         try (Connection c = db.connect(OwnPostgres.SUPERUSER); Statement st = c.createStatement()) {
             st.execute("SET plan_cache_mode = " + planCacheMode);

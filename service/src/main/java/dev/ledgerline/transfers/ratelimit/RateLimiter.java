@@ -113,6 +113,11 @@ public class RateLimiter {
     private final int writeBurst;
     private final double readRate;
     private final int readBurst;
+    /** The script's rate and burst arguments of each kind, written once. */
+    private final String writeRateArg;
+    private final String writeBurstArg;
+    private final String readRateArg;
+    private final String readBurstArg;
 
     public RateLimiter(RedisCommands redis, LedgerlineConfig config, @ServiceMeters MeterRegistry metrics) {
         LedgerlineConfig.RateLimit limits = config.rateLimit();
@@ -133,6 +138,10 @@ public class RateLimiter {
         this.writeBurst = limits.writes().burst();
         this.readRate = limits.reads().perSecond();
         this.readBurst = limits.reads().burst();
+        this.writeRateArg = Double.toString(writeRate);
+        this.writeBurstArg = Integer.toString(writeBurst);
+        this.readRateArg = Double.toString(readRate);
+        this.readBurstArg = Integer.toString(readBurst);
         this.local = new LocalBuckets(limits.maxLocalBuckets());
     }
 
@@ -143,7 +152,7 @@ public class RateLimiter {
         }
         double rate = kind == Kind.WRITE ? writeRate : readRate;
         int burst = kind == Kind.WRITE ? writeBurst : readBurst;
-        return redis.eval(TAKE, 1, redisKey(principal, kind), Double.toString(rate), Integer.toString(burst))
+        return redis.eval(TAKE, 1, redisKey(principal, kind), rateArg(kind), burstArg(kind))
                 .map(RateLimiter::waitMicros)
                 .invoke(wait -> count(kind, Store.REDIS, wait))
                 .onFailure().recoverWithItem(e -> {
@@ -245,8 +254,8 @@ public class RateLimiter {
      */
     private Uni<Taken> takeShared(String principal, Kind kind, String key, double rate, int burst, Mark mark) {
         String bucket = redisKey(principal, kind);
-        String rateArg = Double.toString(rate);
-        String burstArg = Integer.toString(burst);
+        String rateArg = rateArg(kind);
+        String burstArg = burstArg(kind);
         Uni<Response> script = mark == null
                 ? redis.eval(TAKE, 2, bucket, key, rateArg, burstArg)
                 : redis.eval(TAKE, 2, bucket, key, rateArg, burstArg, mark.value(), Long.toString(mark.ttlMillis()));
@@ -262,6 +271,14 @@ public class RateLimiter {
                     LOG.debugf("step=rate-limit Redis could not answer, using this instance's bucket: %s", e.toString());
                     return new Taken(takeHere(principal, kind, Store.LOCAL, rate, burst), new Admitted(false, null));
                 });
+    }
+
+    private String rateArg(Kind kind) {
+        return kind == Kind.WRITE ? writeRateArg : readRateArg;
+    }
+
+    private String burstArg(Kind kind) {
+        return kind == Kind.WRITE ? writeBurstArg : readBurstArg;
     }
 
     /** A bucket's answer: µs until a token (0: one was taken), and what was read with it. */

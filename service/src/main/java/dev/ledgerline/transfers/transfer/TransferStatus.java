@@ -12,12 +12,24 @@ import java.util.Set;
 public enum TransferStatus {
     PENDING, PROCESSING, SENT, FAILED, RECONCILING, CANCELLED;
 
+    /** The column's spelling, built once: every row written and every view answered names a status. */
+    private final String db = name().toLowerCase(Locale.ROOT);
+
     public String db() {
-        return name().toLowerCase(Locale.ROOT);
+        return db;
     }
 
+    /** The status a column (or a kept entry) spells, in any case; the lower case the service writes is matched first. */
     public static TransferStatus fromDb(String value) {
-        return valueOf(value.toUpperCase(Locale.ROOT));
+        return switch (value) {
+            case "pending" -> PENDING;
+            case "processing" -> PROCESSING;
+            case "sent" -> SENT;
+            case "failed" -> FAILED;
+            case "reconciling" -> RECONCILING;
+            case "cancelled" -> CANCELLED;
+            default -> valueOf(value.toUpperCase(Locale.ROOT));
+        };
     }
 
     public boolean isTerminal() {

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.metrics;
 
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.quarkus.vertx.VertxOptionsCustomizer;
 import io.quarkus.vertx.http.runtime.ExtendedQuarkusVertxHttpMetrics;
 import io.vertx.core.Vertx;
@@ -20,26 +21,45 @@ import io.vertx.core.spi.metrics.HttpServerMetrics;
 import io.vertx.core.spi.metrics.PoolMetrics;
 import io.vertx.core.spi.metrics.TCPMetrics;
 import io.vertx.core.spi.metrics.VertxMetrics;
+import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 
 /**
- * Keeps Quarkus's Vert.x meters off the Redis client: no pool meters ({@code redis_pool_*}: two timers and gauges per
- * connection borrowed), no client meters ({@code redis_processing_seconds} and the like: two timers per command) and no
- * socket meters ({@code redis_bytes_written}: a summary per write). A replay borrows one connection and sends one
- * command, and the pool's and the client's timers were 3.5 % of its CPU (bench/CPU-AB.md); nothing read them, and
+ * Quarkus's Vert.x meters, less the ones that cost every command or every socket read and that nothing reads.
+ *
+ * <p>No meters of the Redis client: no pool meters ({@code redis_pool_*}: two timers and gauges per connection
+ * borrowed), no client meters ({@code redis_processing_seconds} and the like: two timers per command) and no socket
+ * meters ({@code redis_bytes_written}: a summary per write). A replay borrows one connection and sends one command, and
+ * the pool's and the client's timers were 3.5 % of its CPU (bench/CPU-AB.md); nothing read them, and
  * {@code quarkus.micrometer.binder.redis.enabled=false} does not reach them: they come from the Vert.x metrics SPI, which
  * has no switch per client. {@code ledgerline_redis_commands_total} counts every command by result, and
  * {@code ledgerline_redis_breaker_open} says when Redis is skipped.
  *
+ * <p>Nor byte summaries of the HTTP server's sockets ({@code http_server_bytes_read}, {@code http_server_bytes_written}):
+ * a summary update for every read and every write of every connection, 1.5 % of a replay's CPU, read by no alert and
+ * no dashboard, and with no setting of their own. {@link #noSocketByteSummaries} denies them, so the binder holds a
+ * meter that records nothing and the scrape shows none. The HTTP server's request timer
+ * ({@code http_server_requests_seconds}), its connection and active-request counts are the binder's, unchanged.
+ *
  * <p>Vert.x takes "no metrics" for a client or a pool as a {@code null} from the SPI, which is what this answers for the
- * {@code redis} type; every other meter (the HTTP server's, the PostgreSQL client's) is the Quarkus binder's, unchanged.
- * Quarkus applies this after its own options, so the factory wrapped is the Micrometer binder's.
+ * {@code redis} type; every other meter (the HTTP server's, the PostgreSQL client's and its pool's) is the Quarkus
+ * binder's. Quarkus applies this after its own options, so the factory wrapped is the Micrometer binder's.
  */
 @Singleton
-public class NoRedisClientMeters implements VertxOptionsCustomizer {
+public class VertxMeters implements VertxOptionsCustomizer {
 
     /** The type the Vert.x Redis client names its pool and its client metrics by. */
     static final String REDIS = "redis";
+
+    /** The prefix of the HTTP server's byte summaries' names, before the registry's naming convention. */
+    static final String SOCKET_BYTES = "http.server.bytes.";
+
+    /** Denies the HTTP server's byte summaries on every registry, the binder's composite first. */
+    @Produces
+    @Singleton
+    MeterFilter noSocketByteSummaries() {
+        return MeterFilter.denyNameStartsWith(SOCKET_BYTES);
+    }
 
     @Override
     public void accept(VertxOptions options) {
@@ -49,15 +69,15 @@ public class NoRedisClientMeters implements VertxOptionsCustomizer {
         }
         VertxMetricsFactory binder = metrics.getFactory();
         options.setMetricsOptions(new MetricsOptions().setEnabled(true)
-                .setFactory(vertxOptions -> new WithoutRedis(binder.metrics(vertxOptions))));
+                .setFactory(vertxOptions -> new Trimmed(binder.metrics(vertxOptions))));
     }
 
     /** The binder's metrics, but for the Redis client's. */
-    static final class WithoutRedis implements VertxMetrics, ExtendedQuarkusVertxHttpMetrics {
+    static final class Trimmed implements VertxMetrics, ExtendedQuarkusVertxHttpMetrics {
 
         private final VertxMetrics binder;
 
-        WithoutRedis(VertxMetrics binder) {
+        Trimmed(VertxMetrics binder) {
             this.binder = binder;
         }
 

@@ -13,13 +13,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * After requests that go through Redis (a transfer created and replayed), the scrape holds no meter of the Vert.x Redis
- * client or its pool ({@link NoRedisClientMeters}), and still the HTTP server's timer and the service's own Redis count.
+ * client or its pool and no byte summary of the HTTP server's sockets ({@link VertxMeters}), and still the HTTP server's
+ * timer and connection count, and the service's own Redis count.
  */
 @QuarkusTest
 class VertxMetersTest {
 
     @Test
-    void noRedisPoolOrClientMetersButTheHttpServersAndOurOwn() {
+    void noRedisPoolOrClientMetersNorSocketBytesButTheHttpServersAndOurOwn() {
         String token = Api.writer("vertx-meters-" + Api.newKey());
         String key = Api.newKey();
         String body = Api.body(1_234);
@@ -32,6 +33,11 @@ class VertxMetersTest {
                         || line.contains("clientType=\"redis\""))
                 .toList();
         assertEquals(List.of(), redis, "meters of the Vert.x Redis client or its pool");
+        List<String> bytes = Arrays.stream(page.split("\n"))
+                .filter(line -> line.startsWith("http_server_bytes_"))
+                .toList();
+        assertEquals(List.of(), bytes, "byte summaries of the HTTP server's sockets");
+        assertTrue(Metrics.sum(page, "http_server_active_connections", "") >= 0, "the HTTP server's connection count is still scraped");
         assertTrue(Metrics.sum(page, "http_server_requests_seconds_count", "uri=\"/v1/transfers\"") >= 2,
                 "the HTTP server's timer counts both POSTs");
         assertTrue(Metrics.sum(page, "ledgerline_redis_commands_total", "") > 0, "the service counts its Redis commands");

@@ -14,7 +14,10 @@
 # calibration: the same closed loops against the static responder, so the generator's own ceiling is on the page,
 # with the responder's own CPU per answer: what a bare Vert.x HTTP/1.1 server spends on one request on this machine.
 # Env: ENV_A / ENV_B (more settings for A / B alone, NAME=VALUE ...: one build, two settings) OPEN_RATE (per round one
-# more replay window, an open model at this many requests/s over 32 connections, for tail latency at a set rate) ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
+# more replay window, an open model at this many requests/s over 32 connections, for tail latency at a set rate)
+# OPEN_NEW_RATE (per round one more new-transfer window, an open model at this many transfers/s over 32 connections:
+# both builds do the same work at the same rate, so their CPU per transfer compares where the closed loop's cannot, when
+# PostgreSQL bounds both builds' rate and the cheaper one waits more and gathers less per wake-up) ROUNDS (3) SECS (10) WARM_S (30) SEED (2000) PORT (55434, PostgreSQL) REDIS_PORT (16479) HTTP_BASE (18400)
 # MAVEN_ARGS (passed to the base's build) OUT (bench/out) SVC_CPUS / AUX_CPUS (taskset lists: the services, and
 # PostgreSQL + Redis + the driver + the stand-ins). PROFILE=1: after the rounds, each build under JFR (sampling every
 # 2 ms) for one more replay window and one more new-transfer window of PROFILE_S (20) s at 32 connections, summarised
@@ -69,6 +72,9 @@ for round in $(seq 1 "$ROUNDS"); do
   if [ -n "${OPEN_RATE:-}" ]; then
     for k in "${ORDER[@]}"; do window "$k" replay 32 "$round" "$OPEN_RATE"; done
   fi
+  if [ -n "${OPEN_NEW_RATE:-}" ]; then
+    for k in "${ORDER[@]}"; do window "$k" new 32 "$round" "$OPEN_NEW_RATE"; done
+  fi
 done
 
 # ---------------------------------------------------------------- profiles: replays, then new transfers, at 32 connections under JFR
@@ -100,14 +106,16 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cmd, a_desc, b_desc, load, stamp = sys.argv[2:7]
 print(f"# A/B, {stamp}\n\n`{cmd}`; A = {a_desc}, B = {b_desc}.")
-print(f"Closed loops (`Driver load --model=closed`), and with OPEN_RATE an open model at that rate; private PostgreSQL 15 and Redis; 1-minute load at the end: {load}.")
+print(f"Closed loops (`Driver load --model=closed`), and with OPEN_RATE / OPEN_NEW_RATE an open model at that rate; private PostgreSQL 15 and Redis; 1-minute load at the end: {load}.")
 print("Each cell: min–max over the rounds; B/A: the ratio of the means over the rounds.\n")
 print("| path | measure | A | B | B/A |\n|---|---|---:|---:|---:|")
 measures = [("answers/s", "achieved", 0), ("p50 ms", "p50", 2), ("p99 ms", "p99", 2),
             ("service CPU µs/request", "svcUs", 0), ("of it the JIT compiler's", "jitUs", 0),
             ("service CPU µs/request without the JIT's", "svcNoJitUs", 0), ("Redis CPU µs/request", "redisUs", 1)]
-open_rates = sorted({r["openRate"] for r in rows if r.get("openRate")})
-for scenario, c, rate in [("replay", 32, None), ("replay", 4, None), ("new", 32, None)] + [("replay", 32, o) for o in open_rates]:
+def open_rates(scenario):
+    return sorted({r["openRate"] for r in rows if r.get("openRate") and r["scenario"] == scenario})
+for scenario, c, rate in ([("replay", 32, None), ("replay", 4, None), ("new", 32, None)]
+                          + [("replay", 32, o) for o in open_rates("replay")] + [("new", 32, o) for o in open_rates("new")]):
     sel = [r for r in rows if r["scenario"] == scenario and r.get("connections") == c and r["round"] > 0
            and r.get("openRate") == rate]
     extra = [("PostgreSQL CPU µs/request", "pgUs", 0), ("reached sent in the window", "sent", 0)] if scenario == "new" else []

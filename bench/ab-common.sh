@@ -168,7 +168,7 @@ window() { # K SCENARIO CONNECTIONS ROUND [RATE: an open model at RATE requests/
   python3 bench/threads.py "${SVCS[$k]}" --save "$before_threads"
   n0=$(sent_total "$db"); s0=$(ticks "${SVCS[$k]}"); r0=$(ticks "$REDIS_PID"); p0=$(pg_ticks); e0=$(log_errors "${LOGS[$k]}"); t0=$(date +%s%N)
   js=$(drive "${load[@]}" --url="http://127.0.0.1:${HTTP[$k]}" ${REQ[$k]} --scenario="$scenario" \
-    --seed-prefix=seed --seed-count="$SEED" --prefix="r$round-$c-$STAMP" --duration="$SECS" --warmup=2 --connections="$c" \
+    --seed-prefix=seed --seed-count="$SEED" --prefix="r$round-$c${rate:+-at$rate}-$STAMP" --duration="$SECS" --warmup=2 --connections="$c" \
     --label="${NAMES[$k]}")
   [ "$scenario" = new ] && sleep 2   # the window's last sends and fences
   t1=$(date +%s%N); s1=$(ticks "${SVCS[$k]}"); r1=$(ticks "$REDIS_PID"); p1=$(pg_ticks); n1=$(sent_total "$db"); e1=$(log_errors "${LOGS[$k]}")

@@ -28,7 +28,7 @@ start_ledgerline 1 "$APP_B" llb
 wait_ready 0; wait_ready 1
 prepare_ledgerline 0; prepare_ledgerline 1
 warm_replays 0 20; warm_replays 1 20
-window() { # K SCENARIO PREFIX: a 10 s closed-loop window at 32 connections; prints the driver's JSON
+wakes_window() { # K SCENARIO PREFIX: a 10 s closed-loop window at 32 connections; prints the driver's JSON
   drive --model=closed --url="http://127.0.0.1:${HTTP[$1]}" ${REQ[$1]} --scenario="$2" --seed-prefix=seed \
     --seed-count="$SEED" --prefix="$3-$1-$STAMP" --duration=10 --warmup=0 --connections=32 --label="${NAMES[$1]}"
 }
@@ -37,7 +37,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     for scenario in new replay; do
       counts="$TMP/perf-$k-$scenario.csv"
       ( sleep 3; perf stat -x, -e "$EVENTS" -p "${SVCS[$k]}" -- sleep 5 2> "$counts" ) & counting=$!
-      js=$(window "$k" "$scenario" "w$round")
+      js=$(wakes_window "$k" "$scenario" "w$round")
       wait "$counting"
       rate=$(echo "$js" | jq .achieved)
       line="round $round ${NAMES[$k]} $scenario c32 $rate/s:"
@@ -53,7 +53,7 @@ for k in 0 1; do
   data="$TMP/wakes-$k.data"
   ( sleep 3; perf record -q -e syscalls:sys_enter_write -g -p "${SVCS[$k]}" -o "$data" -- sleep 5 >/dev/null 2>&1 ) &
   recording=$!
-  window "$k" new stacks >/dev/null
+  wakes_window "$k" new stacks >/dev/null
   wait "$recording"
   "$JAVA_HOME/bin/jcmd" "${SVCS[$k]}" Compiler.perfmap >/dev/null   # the methods compiled by now, for perf script
   echo "stacks of ${NAMES[$k]}'s eventfd writes, new transfers at 32 connections:" | tee -a "$OUT/wakes-$STAMP.txt" >&2

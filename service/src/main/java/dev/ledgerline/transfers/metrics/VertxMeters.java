@@ -24,8 +24,11 @@ import io.vertx.core.spi.metrics.VertxMetrics;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 
+import java.util.Set;
+
 /**
- * Quarkus's Vert.x meters, less the ones that cost every command or every socket read and that nothing reads.
+ * Quarkus's Vert.x meters, less the ones that nothing reads and that cost every command, every socket read, or a
+ * warning at every start.
  *
  * <p>No meters of the Redis client: no pool meters ({@code redis_pool_*}: two timers and gauges per connection
  * borrowed), no client meters ({@code redis_processing_seconds} and the like: two timers per command) and no socket
@@ -41,15 +44,42 @@ import jakarta.inject.Singleton;
  * meter that records nothing and the scrape shows none. The HTTP server's request timer
  * ({@code http_server_requests_seconds}), its connection and active-request counts are the binder's, unchanged.
  *
+ * <p>Nor the gauges of Quarkus's connection limit ({@code vertx_http_connections_current}, {@code _max}): the limit
+ * ({@code quarkus.http.limits.max-connections}) gets a tracker from the binder for each HTTP server that applies it,
+ * and each tracker registers both gauges under one name, so Micrometer warned "This Gauge has been already registered"
+ * at every start and kept the first registration's. {@link #noConnectionLimitGauges} denies
+ * them; open connections are counted by {@code http_server_connections_seconds_active}, and the ones the limit refused
+ * by {@code vertx_http_connections_rejected_total}, both kept.
+ *
+ * <p>Nor meters of Vert.x's worker pools ({@code worker_pool_*}, eight per pool). Vert.x creates its worker pools, and
+ * with them their meters, before Quarkus configures the registries' filters, so Micrometer logged "A MeterFilter is
+ * being configured after a Meter has been registered" once per filter at every start (five times), for meters no
+ * filter concerns and nothing reads: the service runs on its event loops, and its one blocking call is a webhook's DNS
+ * look-up. Without them a start logs no such warning ({@code PackagedJarIT}).
+ *
+ * <p>Nor client meters of the PostgreSQL connections ({@code postgresql_processing_seconds}, {@code postgresql_current}
+ * and the like: a timer and counters per statement). The Vert.x SQL client asks for them per connection, all under
+ * one name, so Micrometer warned "This Gauge has been already registered" at every start and kept the first
+ * registration's gauges, which followed one connection of the pool's; the connection that listens for transfer
+ * changes, which has no metrics name, gave them a name with no prefix ({@code m__processing_seconds}). The pool's meters
+ * ({@code sql_pool_*}: the wait for a connection, its use, idle and active connections) are the binder's, unchanged.
+ *
  * <p>Vert.x takes "no metrics" for a client or a pool as a {@code null} from the SPI, which is what this answers for the
- * {@code redis} type; every other meter (the HTTP server's, the PostgreSQL client's and its pool's) is the Quarkus
- * binder's. Quarkus applies this after its own options, so the factory wrapped is the Micrometer binder's.
+ * {@code redis} and {@code worker} types and for the {@code sql} client; every other meter (the HTTP server's, the
+ * PostgreSQL pool's) is the Quarkus binder's. Quarkus applies this after its own options, so the factory wrapped is
+ * the Micrometer binder's.
  */
 @Singleton
 public class VertxMeters implements VertxOptionsCustomizer {
 
     /** The type the Vert.x Redis client names its pool and its client metrics by. */
     static final String REDIS = "redis";
+
+    /** The type of the Vert.x SQL client's connection metrics (its pool's type is {@code sql} too; they are kept). */
+    static final String SQL = "sql";
+
+    /** The type of Vert.x's worker pools' metrics ({@code vert.x-worker-thread}, {@code vert.x-internal-blocking}). */
+    static final String WORKER = "worker";
 
     /** The prefix of the HTTP server's byte summaries' names, before the registry's naming convention. */
     static final String SOCKET_BYTES = "http.server.bytes.";
@@ -59,6 +89,16 @@ public class VertxMeters implements VertxOptionsCustomizer {
     @Singleton
     MeterFilter noSocketByteSummaries() {
         return MeterFilter.denyNameStartsWith(SOCKET_BYTES);
+    }
+
+    /** The gauges of the connection limit's tracker, which every HTTP server with the limit registers again. */
+    static final Set<String> CONNECTION_LIMIT_GAUGES = Set.of("vertx.http.connections.current", "vertx.http.connections.max");
+
+    /** Denies {@link #CONNECTION_LIMIT_GAUGES} on every registry. */
+    @Produces
+    @Singleton
+    MeterFilter noConnectionLimitGauges() {
+        return MeterFilter.deny(id -> CONNECTION_LIMIT_GAUGES.contains(id.getName()));
     }
 
     @Override
@@ -72,7 +112,7 @@ public class VertxMeters implements VertxOptionsCustomizer {
                 .setFactory(vertxOptions -> new Trimmed(binder.metrics(vertxOptions))));
     }
 
-    /** The binder's metrics, but for the Redis client's. */
+    /** The binder's metrics, but for the Redis client's, the PostgreSQL connections' and the worker pools'. */
     static final class Trimmed implements VertxMetrics, ExtendedQuarkusVertxHttpMetrics {
 
         private final VertxMetrics binder;
@@ -83,12 +123,13 @@ public class VertxMeters implements VertxOptionsCustomizer {
 
         @Override
         public ClientMetrics<?, ?, ?, ?> createClientMetrics(SocketAddress remote, String type, String namespace) {
-            return REDIS.equals(type) ? null : binder.createClientMetrics(remote, type, namespace);
+            return REDIS.equals(type) || SQL.equals(type) ? null : binder.createClientMetrics(remote, type, namespace);
         }
 
         @Override
         public PoolMetrics<?> createPoolMetrics(String poolType, String poolName, int maxPoolSize) {
-            return REDIS.equals(poolType) ? null : binder.createPoolMetrics(poolType, poolName, maxPoolSize);
+            return REDIS.equals(poolType) || WORKER.equals(poolType) ? null
+                    : binder.createPoolMetrics(poolType, poolName, maxPoolSize);
         }
 
         @Override

@@ -13,14 +13,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * After requests that go through Redis (a transfer created and replayed), the scrape holds no meter of the Vert.x Redis
- * client or its pool and no byte summary of the HTTP server's sockets ({@link VertxMeters}), and still the HTTP server's
- * timer and connection count, and the service's own Redis count.
+ * client or its pool, no byte summary of the HTTP server's sockets, no gauge of the connection limit, no client meter of
+ * the PostgreSQL connections and no meter of Vert.x's worker pools ({@link VertxMeters}), and still the HTTP server's
+ * timer and connection count, the count of connections the limit refused, the PostgreSQL pool's meters and the
+ * service's own Redis count.
  */
 @QuarkusTest
 class VertxMetersTest {
 
     @Test
-    void noRedisPoolOrClientMetersNorSocketBytesButTheHttpServersAndOurOwn() {
+    void noRedisOrPostgresClientMetersNorSocketBytesNorWorkerPoolsButTheHttpServersThePoolsAndOurOwn() {
         String token = Api.writer("vertx-meters-" + Api.newKey());
         String key = Api.newKey();
         String body = Api.body(1_234);
@@ -37,6 +39,20 @@ class VertxMetersTest {
                 .filter(line -> line.startsWith("http_server_bytes_"))
                 .toList();
         assertEquals(List.of(), bytes, "byte summaries of the HTTP server's sockets");
+        List<String> postgres = Arrays.stream(page.split("\n"))
+                .filter(line -> line.startsWith("postgresql_") || line.startsWith("m_") || line.contains("clientType=\"sql\""))
+                .toList();
+        assertEquals(List.of(), postgres, "client meters of the PostgreSQL connections");
+        assertTrue(Metrics.sum(page, "sql_pool_usage_seconds_count", "") > 0, "the PostgreSQL pool's meters are still scraped");
+        List<String> limitGauges = Arrays.stream(page.split("\n"))
+                .filter(line -> line.startsWith("vertx_http_connections_current") || line.startsWith("vertx_http_connections_max"))
+                .toList();
+        assertEquals(List.of(), limitGauges, "the connection limit's gauges");
+        assertTrue(Metrics.sum(page, "vertx_http_connections_rejected_total", "") >= 0, "the connections the limit refused are counted");
+        List<String> workers = Arrays.stream(page.split("\n"))
+                .filter(line -> line.startsWith("worker_pool_") || line.contains("pool_type=\"worker\""))
+                .toList();
+        assertEquals(List.of(), workers, "meters of Vert.x's worker pools");
         assertTrue(Metrics.sum(page, "http_server_active_connections", "") >= 0, "the HTTP server's connection count is still scraped");
         assertTrue(Metrics.sum(page, "http_server_requests_seconds_count", "uri=\"/v1/transfers\"") >= 2,
                 "the HTTP server's timer counts both POSTs");

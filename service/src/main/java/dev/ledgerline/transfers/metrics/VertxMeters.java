@@ -47,9 +47,9 @@ import java.util.Set;
  * <p>Nor the gauges of Quarkus's connection limit ({@code vertx_http_connections_current}, {@code _max}): the limit
  * ({@code quarkus.http.limits.max-connections}) gets a tracker from the binder for each HTTP server that applies it,
  * and each tracker registers both gauges under one name, so Micrometer warned "This Gauge has been already registered"
- * at every start and kept the first registration's. {@link #noConnectionLimitGauges} denies
- * them; open connections are counted by {@code http_server_connections_seconds_active}, and the ones the limit refused
- * by {@code vertx_http_connections_rejected_total}, both kept.
+ * at every start and kept the first registration's. {@link #noConnectionLimitGauges} denies them; open connections
+ * are counted by {@code http_server_connections_seconds_active}, and the ones the limit refused by
+ * {@code vertx_http_connections_rejected_total}, both kept.
  *
  * <p>Nor meters of Vert.x's worker pools ({@code worker_pool_*}, eight per pool). Vert.x creates its worker pools, and
  * with them their meters, before Quarkus configures the registries' filters, so Micrometer logged "A MeterFilter is
@@ -84,15 +84,15 @@ public class VertxMeters implements VertxOptionsCustomizer {
     /** The prefix of the HTTP server's byte summaries' names, before the registry's naming convention. */
     static final String SOCKET_BYTES = "http.server.bytes.";
 
+    /** The gauges of the connection limit's tracker, which every HTTP server with the limit registers again. */
+    static final Set<String> CONNECTION_LIMIT_GAUGES = Set.of("vertx.http.connections.current", "vertx.http.connections.max");
+
     /** Denies the HTTP server's byte summaries on every registry, the binder's composite first. */
     @Produces
     @Singleton
     MeterFilter noSocketByteSummaries() {
         return MeterFilter.denyNameStartsWith(SOCKET_BYTES);
     }
-
-    /** The gauges of the connection limit's tracker, which every HTTP server with the limit registers again. */
-    static final Set<String> CONNECTION_LIMIT_GAUGES = Set.of("vertx.http.connections.current", "vertx.http.connections.max");
 
     /** Denies {@link #CONNECTION_LIMIT_GAUGES} on every registry. */
     @Produces

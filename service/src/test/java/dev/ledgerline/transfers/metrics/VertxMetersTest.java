@@ -40,7 +40,7 @@ class VertxMetersTest {
                 .toList();
         assertEquals(List.of(), bytes, "byte summaries of the HTTP server's sockets");
         List<String> postgres = Arrays.stream(page.split("\n"))
-                .filter(line -> line.startsWith("postgresql_") || line.startsWith("m_") || line.contains("clientType=\"sql\""))
+                .filter(line -> line.startsWith("postgresql_") || line.startsWith("m__") || line.contains("clientType=\"sql\""))
                 .toList();
         assertEquals(List.of(), postgres, "client meters of the PostgreSQL connections");
         assertTrue(Metrics.sum(page, "sql_pool_usage_seconds_count", "") > 0, "the PostgreSQL pool's meters are still scraped");

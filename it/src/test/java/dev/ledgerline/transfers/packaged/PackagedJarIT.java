@@ -30,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PackagedJarIT {
 
+    /** Where {@link #start(Map)} writes the service's output. */
+    private static final Path LOG = Path.of("target/packaged-jar-it.log");
 
     private static LocalStack stack;
     private static Issuer issuer;
@@ -115,7 +117,7 @@ class PackagedJarIT {
         }
         // a start, a transfer and a stop: no warning of Micrometer's about how the meters were set up (filters
         // configured after a meter, a gauge registered twice), which ops would otherwise read at every start
-        List<String> meterWarnings = Files.readAllLines(Path.of("target/packaged-jar-it.log")).stream()
+        List<String> meterWarnings = Files.readAllLines(LOG).stream()
                 .filter(line -> line.contains("\"loggerName\":\"io.micrometer.") && line.contains("\"level\":\"WARN\""))
                 .toList();
         assertEquals(List.of(), meterWarnings, "Micrometer's warnings in the packaged service's log");
@@ -222,7 +224,7 @@ class PackagedJarIT {
     }
 
     private static Process start(Map<String, String> env) throws IOException {
-        return start(env, Path.of("target/packaged-jar-it.log"));
+        return start(env, LOG);
     }
 
     private static Process start(Map<String, String> env, Path log) throws IOException {

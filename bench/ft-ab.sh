@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Redis guard A/B (bench/FT-AB.md): the hand-written breaker against
-# SmallRye Fault Tolerance's Guard, TypedGuard and annotations, interleaved in one JVM, several rounds.
+# The guards A/B (bench/FT-AB.md): the Redis guard and the provider guards (hand-written) against the call unguarded;
+# SmallRye Fault Tolerance's variants left with the dependency. Interleaved in one JVM, several rounds.
 # Runs service/src/test/java/dev/ledgerline/transfers/redis/RedisGuardBench.java as a Quarkus test (its own embedded
 # PostgreSQL and Redis; the machine's servers are not used) and prints target/ft-ab.md.
 #

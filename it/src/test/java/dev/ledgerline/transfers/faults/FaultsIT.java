@@ -103,14 +103,11 @@ class FaultsIT {
         env.put("LEDGERLINE_WEBHOOKS_LEASE", "PT5S");
         env.put("LEDGERLINE_WEBHOOKS_FIRST_BACKOFF", "PT0.2S");
         env.put("LEDGERLINE_WEBHOOKS_MAX_BACKOFF", "PT1.6S");
-        // quoted keys have no unambiguous environment-variable form: system properties instead
-        List<String> props = List.of(
-                "-Dquarkus.fault-tolerance.\"dev.ledgerline.transfers.provider.ProviderClient/send\".circuit-breaker.delay=1000",
-                "-Dquarkus.fault-tolerance.\"dev.ledgerline.transfers.provider.ProviderClient/lookup\".circuit-breaker.delay=1000");
+        env.put("LEDGERLINE_PROVIDER_BREAKER_DELAY_MS", "1000");
         for (int i = 1; i <= 3; i++) {
             Path log = logs.resolve("instance-" + i + ".log");
             Files.deleteIfExists(log);
-            instances.add(new ServiceInstance("faults-" + i, PackagedJar.freePort(), log, env, props));
+            instances.add(new ServiceInstance("faults-" + i, PackagedJar.freePort(), log, env, List.of()));
         }
         // the first one migrates the schema alone; the other two then start side by side
         instances.get(0).start();

@@ -7,14 +7,14 @@ import java.time.Duration;
 
 /**
  * Deadlines that all have the same length, checked together by one periodic timer instead of one timer each: a Redis
- * command's timeout, a request body's deadline. Arming a Vert.x timer and cancelling it registers it in Vert.x's map of
+ * command's timeout, a request body's deadline, a provider call's timeout. Arming a Vert.x timer and cancelling it registers it in Vert.x's map of
  * timers and in the event loop's queue of scheduled tasks and takes it out of both again: 4–5 % of a replay's samples
  * and of a new transfer's for the two kinds (bench/CPU-AB.md), for deadlines that nearly never expire. Since every
  * deadline here has the same length, the order they are armed in is the order they expire in: they wait in a list in
  * that order, a settled one is unlinked at once, and each tick expires those at the head whose time has come.
  *
- * <p>A deadline never expires early, and up to one tick late: the tick is a tenth of the length (at least 1 ms), so a
- * 250 ms timeout fires between 250 and about 275 ms. Its expiry runs on the Vert.x context that armed it, as a timer
+ * <p>A deadline never expires early, and up to one tick late: the tick is a tenth of the length unless the owner picks
+ * one (at least 1 ms), so a 250 ms timeout fires between 250 and about 275 ms. Its expiry runs on the Vert.x context that armed it, as a timer
  * of that context's would. Arming and settling take a lock that is held for a few pointer writes; any thread may do
  * either.
  */
@@ -29,10 +29,14 @@ public final class Deadlines {
 
     /** Checks the deadlines every tenth of {@code length} (at least every millisecond) until {@link #close}. */
     public Deadlines(Vertx vertx, Duration length) {
+        this(vertx, length, length.dividedBy(10));
+    }
+
+    /** Checks the deadlines every {@code tick} (at least every millisecond) until {@link #close}: up to a tick late. */
+    public Deadlines(Vertx vertx, Duration length, Duration tick) {
         this.vertx = vertx;
         this.lengthNanos = length.toNanos();
-        long tickMs = Math.max(1, length.toMillis() / 10);
-        this.periodicId = vertx.setPeriodic(tickMs, id -> expire(System.nanoTime()));
+        this.periodicId = vertx.setPeriodic(Math.max(1, tick.toMillis()), id -> expire(System.nanoTime()));
     }
 
     /**

@@ -9,9 +9,9 @@ import java.util.Set;
 
 /**
  * Every setting of the service, under {@code ledgerline.*}. A length of time is a {@link Duration} ({@code PT2S},
- * {@code 250ms}, {@code 2s}), with three kinds of exception: {@code timeout-ms} and {@code breaker.delay-ms} are
- * milliseconds because SmallRye Fault Tolerance reads them as such ({@link Provider#timeout()} is the timeout as a
- * {@code Duration}); the {@code *-every} settings are schedules that {@code @Scheduled} reads, which also takes
+ * {@code 250ms}, {@code 2s}), with three kinds of exception: the provider's {@code timeout-ms} and
+ * {@code breaker.delay-ms} are whole milliseconds, the unit of the fault-tolerance settings they replaced
+ * ({@link Provider#timeout()} is the timeout as a {@code Duration}); the {@code *-every} settings are schedules that {@code @Scheduled} reads, which also takes
  * {@code off} (except {@code overload.check-every}, a timer's period); and the {@code *-seconds} settings are the whole seconds of a header ({@code Retry-After},
  * {@code Prefer: wait}).
  */
@@ -618,8 +618,8 @@ public interface LedgerlineConfig {
 
     interface Provider {
         /**
-         * Timeout of one provider call in milliseconds; the fault-tolerance {@code @Timeout} of
-         * {@code ProviderClient} reads this value, and the lock TTL and lease must cover it.
+         * Timeout of one provider call in milliseconds, its wait for a turn in the bulkhead included
+         * ({@code ProviderGuards}); the lock TTL and lease must cover it.
          */
         @WithDefault("5000")
         long timeoutMs();
@@ -636,7 +636,7 @@ public interface LedgerlineConfig {
          */
         Breaker breaker();
 
-        /** The provider's breakers; SmallRye Fault Tolerance reads these through application.properties. */
+        /** The provider's breakers ({@code ProviderGuards}). */
         interface Breaker {
             /** Calls the breaker judges at once: it opens when {@code failure-ratio} of the last this many failed. */
             @WithDefault("10")
@@ -648,7 +648,7 @@ public interface LedgerlineConfig {
 
             /**
              * How long an open breaker refuses calls before it lets trial calls through, in milliseconds (the unit
-             * SmallRye Fault Tolerance reads).
+             * fault-tolerance settings they replaced had).
              */
             @WithDefault("5000")
             long delayMs();
@@ -661,7 +661,7 @@ public interface LedgerlineConfig {
         /** How many provider calls of each kind (sends, lookups) run at once and how many wait for a turn. */
         Bulkhead bulkhead();
 
-        /** The provider's bulkheads; SmallRye Fault Tolerance reads these through application.properties. */
+        /** The provider's bulkheads ({@code ProviderGuards}). */
         interface Bulkhead {
             /**
              * Calls of one kind running at once. The provider's client keeps as many connections to it

@@ -1,12 +1,13 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.Breaker;
 import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.provider.PaymentProvider;
-import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Reconcilable;
 import dev.ledgerline.transfers.transfer.Seen;
@@ -14,8 +15,6 @@ import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -66,14 +65,14 @@ public class Reconciler {
     private final PipelineMetrics pipelineMetrics;
     /** {@code ledgerline.reconciliations} by result, built once: every result a lookup can end in. */
     private final Map<Result, Counter> reconciliations = new EnumMap<>(Result.class);
-    private final CircuitBreakerMaintenance breakers;
+    private final ProviderGuards breakers;
     private final Counter hastened;
     /** Set when a provider breaker closes: the next rounds pull forward the back-offs the outage left behind. */
     private final AtomicBoolean providerRecovered = new AtomicBoolean();
 
     public Reconciler(PipelineMetrics pipelineMetrics, TransferRepository transfers, Dispatcher dispatcher,
                       PaymentProvider provider, LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics,
-                      CircuitBreakerMaintenance breakers) {
+                      ProviderGuards breakers) {
         this.breakers = breakers;
         this.transfers = transfers;
         this.dispatcher = dispatcher;
@@ -88,13 +87,7 @@ public class Reconciler {
         }
         this.hastened = Meters.SWEEPER_HASTENED.counter().register(metrics);
         // runs on whichever thread moves the breaker: only a flag, the next round does the work
-        for (String breaker : List.of(ProviderClient.SEND_BREAKER, ProviderClient.LOOKUP_BREAKER)) {
-            breakers.onStateChange(breaker, state -> {
-                if (state == CircuitBreakerState.CLOSED) {
-                    providerRecovered.set(true);
-                }
-            });
-        }
+        breakers.onClosed(() -> providerRecovered.set(true));
     }
 
     /** After a provider recovery, back-offs cut short; then one batch of due reconciling rows. */
@@ -138,11 +131,11 @@ public class Reconciler {
      * reaching the provider and only double its row's back-off. One while it is half-open (its trial call).
      */
     Uni<Void> reconcile() {
-        CircuitBreakerState lookups = breakers.currentState(ProviderClient.LOOKUP_BREAKER);
-        if (lookups == CircuitBreakerState.OPEN) {
+        Breaker.State lookups = breakers.lookupState();
+        if (lookups == Breaker.State.OPEN) {
             return Uni.createFrom().voidItem();
         }
-        int batch = lookups == CircuitBreakerState.CLOSED ? settings.sweepBatch() : 1;
+        int batch = lookups == Breaker.State.CLOSED ? settings.sweepBatch() : 1;
         return transfers.takeReconciling(batch, settings.retryBackoff(), settings.maxRetryBackoff())
                 .flatMap(due -> forEach(due, this::reconcileOne));
     }

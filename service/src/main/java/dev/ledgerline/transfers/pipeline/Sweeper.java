@@ -1,19 +1,18 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.Breaker;
 import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
 import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
-import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Seen;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Singleton;
@@ -53,11 +52,11 @@ public class Sweeper {
     private final String actor;
     private final ClockWatch clocks;
     private final Counter leasesExpired;
-    private final CircuitBreakerMaintenance breakers;
+    private final ProviderGuards breakers;
     private final Counter epochsAdopted;
 
     public Sweeper(ClockWatch clocks, TransferRepository transfers, Dispatcher dispatcher, Reconciler reconciler,
-                   LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics, CircuitBreakerMaintenance breakers) {
+                   LedgerlineConfig config, InstanceId instance, @ServiceMeters MeterRegistry metrics, ProviderGuards breakers) {
         this.breakers = breakers;
         this.transfers = transfers;
         this.dispatcher = dispatcher;
@@ -132,7 +131,7 @@ public class Sweeper {
                 .until(full -> {
                     workLeft.set(full);
                     return !full || dispatcher.stopped() || System.nanoTime() - sliceEnds > 0
-                            || breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED;
+                            || breakers.sendState() != Breaker.State.CLOSED;
                 })
                 .collect().last()
                 .map(ignored -> workLeft.get())
@@ -147,12 +146,12 @@ public class Sweeper {
      * deadline plus the settle time has passed. Both end the sweep until the next tick.
      */
     private Uni<Boolean> pendingBatch() {
-        CircuitBreakerState sendBreaker = breakers.currentState(ProviderClient.SEND_BREAKER);
-        if (sendBreaker == CircuitBreakerState.OPEN || clocks.holdingSends()) {
+        Breaker.State sendBreaker = breakers.sendState();
+        if (sendBreaker == Breaker.State.OPEN || clocks.holdingSends()) {
             // no pass could claim: the rows stay due and are taken once the provider or the clocks are back
             return Uni.createFrom().item(false);
         }
-        int wanted = sendBreaker == CircuitBreakerState.CLOSED ? settings.sweepBatch() : 1;
+        int wanted = sendBreaker == Breaker.State.CLOSED ? settings.sweepBatch() : 1;
         return dispatcher.awaitRoom(Math.max(1, Math.min(wanted, settings.sweepBatch() / 4)), WAIT_FOR_ROOM).chain(() -> {
             int slots = dispatcher.admit(Dispatcher.Lane.SWEEP, wanted);
             if (slots == 0) {
@@ -168,7 +167,7 @@ public class Sweeper {
                         for (Seen seen : due.subList(0, taken)) {
                             dispatcher.start(seen, Dispatcher.Lane.SWEEP, "swept: pending");
                         }
-                        return taken == slots && sendBreaker == CircuitBreakerState.CLOSED;
+                        return taken == slots && sendBreaker == Breaker.State.CLOSED;
                     });
         });
     }

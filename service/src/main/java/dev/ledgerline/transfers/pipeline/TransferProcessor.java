@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.Breaker;
 import dev.ledgerline.transfers.config.InstanceId;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.config.StartupOrder;
@@ -7,7 +8,7 @@ import dev.ledgerline.transfers.metrics.Meters;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
 import dev.ledgerline.transfers.provider.PaymentOrder;
 import dev.ledgerline.transfers.provider.PaymentProvider;
-import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.provider.ProviderRefusedException;
 import dev.ledgerline.transfers.provider.SendNotWrittenException;
 import dev.ledgerline.transfers.provider.SendResult;
@@ -20,8 +21,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
@@ -62,7 +61,7 @@ public class TransferProcessor {
     private final RedisLock redisLock;
     private final TransferRepository transfers;
     private final PaymentProvider provider;
-    private final CircuitBreakerMaintenance breakers;
+    private final ProviderGuards breakers;
     private final LedgerlineConfig.Pipeline settings;
     private final Duration providerTimeout;
     private final String worker;
@@ -81,7 +80,7 @@ public class TransferProcessor {
     private final Counter lockExpired;
 
     public TransferProcessor(PipelineMetrics pipelineMetrics, ClockWatch clocks, RedisLock redisLock, TransferRepository transfers, PaymentProvider provider,
-                             CircuitBreakerMaintenance breakers, LedgerlineConfig config, InstanceId instance,
+                             ProviderGuards breakers, LedgerlineConfig config, InstanceId instance,
                              @ServiceMeters MeterRegistry metrics) {
         this.redisLock = redisLock;
         this.transfers = transfers;
@@ -125,7 +124,7 @@ public class TransferProcessor {
      */
     public Uni<Outcome> processJustAccepted(Seen seen, String why) {
         lockNotNeeded.increment();
-        if (breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED) {
+        if (breakers.sendState() != Breaker.State.CLOSED) {
             // open: the send would fail at the breaker; half-open: the breaker lets only its few trial calls through,
             // which the sweeper makes (one row per batch), and a claim it refused waits out its deadline plus the
             // settle time in reconciling. Either way the row stays pending for the sweeper.
@@ -140,7 +139,7 @@ public class TransferProcessor {
      * is not closed or the clocks hold sends ({@link #processJustAccepted} then leaves the row pending, as ever).
      */
     public FirstClaim firstClaim(String why) {
-        if (breakers.currentState(ProviderClient.SEND_BREAKER) != CircuitBreakerState.CLOSED || clocks.holdingSends()) {
+        if (breakers.sendState() != Breaker.State.CLOSED || clocks.holdingSends()) {
             return null;
         }
         return new FirstClaim(worker, settings.lease(), why, System.nanoTime());
@@ -178,7 +177,7 @@ public class TransferProcessor {
     }
 
     private Uni<Outcome> claimSendFence(Seen seen, String why) {
-        if (breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN) {
+        if (breakers.sendState() == Breaker.State.OPEN) {
             // the provider is down: claiming now would only park the transfer in reconciling
             return Uni.createFrom().item(Outcome.PROVIDER_OPEN);
         }

@@ -4,13 +4,9 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import jakarta.inject.Singleton;
-import org.eclipse.microprofile.faulttolerance.Bulkhead;
-import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
-import org.eclipse.microprofile.faulttolerance.Timeout;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -33,46 +29,35 @@ import java.nio.charset.StandardCharsets;
  * Every string from the provider leaves this class through {@link ProviderText#clean}: no control characters,
  * at most {@value ProviderText#MAX_LENGTH} characters.
  *
- * <p>{@code @Timeout} stops waiting but does not cancel the call: the provider may still execute after
- * the timeout, which is exactly why a timeout is unknown and goes to reconciliation.
- *
- * <p>The annotations say which guards each call has; their values are configuration, {@code ledgerline.provider.*}
- * ({@code LedgerlineConfig.Provider}), which application.properties hands to SmallRye Fault Tolerance per method.
+ * <p>Each call runs under {@link ProviderGuards}: a timeout, a circuit breaker and a bulkhead per kind, their values
+ * {@code ledgerline.provider.*} ({@code LedgerlineConfig.Provider}). The timeout stops waiting but cannot call back what
+ * was written: the provider may still execute after it, which is exactly why a timeout is unknown and goes to
+ * reconciliation.
  */
 @Singleton
 public class ProviderClient implements PaymentProvider {
 
-    public static final String SEND_BREAKER = "provider-send";
-    public static final String LOOKUP_BREAKER = "provider-lookup";
-
     private final ProviderHttp http;
+    private final ProviderGuards guards;
     private final JsonFactory json;
     private final ObjectReader payment;
 
-    public ProviderClient(ProviderHttp http, ObjectMapper json) {
+    public ProviderClient(ProviderHttp http, ProviderGuards guards, ObjectMapper json) {
         this.http = http;
+        this.guards = guards;
         this.json = json.getFactory();
         this.payment = json.readerFor(ProviderPayment.class);
     }
 
     @Override
-    @Timeout
-    @CircuitBreaker
-    @CircuitBreakerName(SEND_BREAKER)
-    @Bulkhead
     public Uni<SendResult> send(PaymentOrder order) {
-        // deferred: built when the bulkhead lets it through; ProviderHttp checks the deadline as it is written
-        return Uni.createFrom().deferred(() -> http.send(order.reference(), order.notAfter(), body(order)))
-                .map(this::toSendResult);
+        // built when the bulkhead gives it a turn; ProviderHttp checks the deadline as it is written
+        return guards.send(() -> http.send(order.reference(), order.notAfter(), body(order)).map(this::toSendResult));
     }
 
     @Override
-    @Timeout
-    @CircuitBreaker
-    @CircuitBreakerName(LOOKUP_BREAKER)
-    @Bulkhead
     public Uni<LookupResult> lookup(String reference) {
-        return http.lookup(reference).map(this::toLookupResult);
+        return guards.lookup(() -> http.lookup(reference).map(this::toLookupResult));
     }
 
     /**

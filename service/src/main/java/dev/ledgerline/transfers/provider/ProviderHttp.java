@@ -45,13 +45,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * <ul>
  *   <li>a send whose {@code Ledgerline-Not-After} deadline has passed is not written: checked once the request has
  *       its connection, the last moment before its bytes leave, and failed with {@link SendNotWrittenException}.
- *       SmallRye Fault Tolerance applies {@code @Timeout} outside {@code @Bulkhead}, so a send queued in the bulkhead
- *       stays queued after its caller gave up and would otherwise leave later. The provider enforces the same
+ *       A send that waited for a turn in the bulkhead ({@link ProviderGuards}) may get it late. The provider enforces the same
  *       deadline on arrival: this check only spares it sends certain to be refused, and providers that ignore the
  *       header;</li>
  *   <li>every answer's {@code Date} header goes to {@link ProviderClock} with the moment the request was written and
  *       the round trip to the answer's head; an answer without a readable {@code Date} is not a sample;</li>
- *   <li>a caller that stops waiting (the fault tolerance's {@code @Timeout}) resets the request: its connection is
+ *   <li>a caller that stops waiting (the guards' timeout, {@link ProviderGuards}) resets the request: its connection is
  *       closed, nothing more is read. It does not call the send back: what was written may still execute, which is
  *       why a timeout is unknown.</li>
  * </ul>

@@ -1,5 +1,6 @@
 package dev.ledgerline.transfers.redis;
 
+import dev.ledgerline.transfers.config.Breaker;
 import dev.ledgerline.transfers.config.Deadlines;
 import dev.ledgerline.transfers.config.Deadlines.Deadline;
 import dev.ledgerline.transfers.config.LedgerlineConfig;
@@ -34,7 +35,7 @@ import java.util.function.Supplier;
  * failed {@code Uni} as "Redis could not answer" and fall back to PostgreSQL (or to local buckets).
  *
  * <p>The timeout is a {@link Deadlines} deadline, which expires on the caller's event loop up to a tenth of it late,
- * and the breaker is {@link Breaker}: the same rules as SmallRye Fault Tolerance's {@code @Timeout} and
+ * and the breaker is {@link Breaker}: the rules of SmallRye Fault Tolerance's {@code @Timeout} and
  * {@code @CircuitBreaker} (by default 250 ms;
  * 8 calls, 50 %, 2 s, one successful trial; {@code ledgerline.redis.*}), at a fraction of their per-call cost
  * (bench/FT-AB.md) — and a timeout while Redis keeps answering other commands is this process

@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.pipeline;
 
-import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.config.Breaker;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -12,8 +13,6 @@ import dev.ledgerline.transfers.transfer.TransferRepository;
 import dev.ledgerline.transfers.transfer.Seen;
 import dev.ledgerline.transfers.transfer.TransferStatus;
 import io.quarkus.test.junit.QuarkusTest;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import jakarta.inject.Inject;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -44,7 +43,7 @@ class PipelineTest {
     private static final Duration DEADLINE = Duration.ofSeconds(20);
 
     @Inject
-    CircuitBreakerMaintenance breakers;
+    ProviderGuards breakers;
 
     @Inject
     TransferRepository repository;
@@ -198,7 +197,7 @@ class PipelineTest {
             ids.add(Api.create(writer("outage"), 100 + i));
         }
         Awaitility.await("the provider breaker opens").atMost(DEADLINE)
-                .until(() -> breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN);
+                .until(() -> breakers.sendState() == Breaker.State.OPEN);
         assertEquals(1.0, Metrics.sum("ledgerline_provider_breaker_open", "breaker=\"send\""), "the breaker's gauge says so");
         // with the breaker open a new transfer is not claimed by its insert: it waits pending, one event, for the sweeper
         String waiting = Api.create(writer("outage"), 199);

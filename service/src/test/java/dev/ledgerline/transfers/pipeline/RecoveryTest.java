@@ -1,6 +1,7 @@
 package dev.ledgerline.transfers.pipeline;
 
-import dev.ledgerline.transfers.provider.ProviderClient;
+import dev.ledgerline.transfers.config.Breaker;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Db;
 import dev.ledgerline.transfers.support.Metrics;
@@ -10,8 +11,6 @@ import dev.ledgerline.transfers.support.TestStack;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
-import io.smallrye.faulttolerance.api.CircuitBreakerState;
 import jakarta.inject.Inject;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -52,7 +51,7 @@ class RecoveryTest {
     private static final Duration RECOVERY_BOUND = Duration.ofSeconds(30);
 
     @Inject
-    CircuitBreakerMaintenance breakers;
+    ProviderGuards breakers;
 
     @AfterEach
     void healthyProvider() {
@@ -69,7 +68,7 @@ class RecoveryTest {
             ids.add(Api.create(writer("recovery"), 700 + i));
         }
         Awaitility.await("the outage opens the send breaker").atMost(RECOVERY_BOUND)
-                .until(() -> breakers.currentState(ProviderClient.SEND_BREAKER) == CircuitBreakerState.OPEN);
+                .until(() -> breakers.sendState() == Breaker.State.OPEN);
         Awaitility.await("the outage leaves transfers reconciling").atMost(RECOVERY_BOUND)
                 .until(() -> count(ids, "status = 'reconciling'") >= 10);
         List<String> reconciling = Db.query("SELECT id::text AS id FROM transfers WHERE id = ANY(?::uuid[]) AND status = 'reconciling'",

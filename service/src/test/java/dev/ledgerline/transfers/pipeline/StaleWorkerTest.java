@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.pipeline;
 
+import dev.ledgerline.transfers.config.LedgerlineConfig;
 import dev.ledgerline.transfers.metrics.ServiceMeters;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.support.Api;
 import dev.ledgerline.transfers.support.Await;
 import dev.ledgerline.transfers.support.Db;
@@ -14,7 +16,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
+import io.vertx.core.Vertx;
+import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -22,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 import static dev.ledgerline.transfers.support.Api.writer;
@@ -40,8 +46,18 @@ class StaleWorkerTest {
 
     public static class StuckInSend implements QuarkusTestProfile {
         @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("quarkus.fault-tolerance.\"dev.ledgerline.transfers.provider.ProviderClient/send\".timeout.enabled", "false");
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(SendsWithoutTimeout.class);
+        }
+    }
+
+    /** The provider's guards with a send timeout of an hour: a send waits as long as the provider holds it. */
+    @Alternative
+    @Singleton
+    public static class SendsWithoutTimeout extends ProviderGuards {
+        @Inject
+        public SendsWithoutTimeout(Vertx vertx, LedgerlineConfig config) {
+            super(vertx, config.provider(), Duration.ofHours(1));
         }
     }
 

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class PaymentBodyTest {
 
     private final ObjectMapper json = new ObjectMapper();
-    private final ProviderClient client = new ProviderClient(null, json);
+    private final ProviderClient client = new ProviderClient(null, null, json);
 
     @Test
     void theSameJsonAsDataBindingForAnyName() throws Exception {

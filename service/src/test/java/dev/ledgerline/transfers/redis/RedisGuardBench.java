@@ -1,27 +1,19 @@
 package dev.ledgerline.transfers.redis;
 
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
-import io.smallrye.mutiny.vertx.UniHelper;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
-import io.quarkus.test.junit.TestProfile;
-import io.smallrye.faulttolerance.api.Guard;
-import io.smallrye.faulttolerance.api.TypedGuard;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.vertx.UniHelper;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.util.TypeLiteral;
 import jakarta.inject.Inject;
-import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
-import org.eclipse.microprofile.faulttolerance.Timeout;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalTime;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -33,10 +25,10 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The Redis guard A/B (bench/FT-AB.md): the per-call cost of the {@link Breaker}
- * path ({@link RedisCommands#guarded}) against SmallRye Fault Tolerance's programmatic {@link Guard} and
- * {@link TypedGuard}, and against {@code @Timeout @CircuitBreaker} on a {@code Uni} method, all with the same
- * settings (250 ms; 8 calls, 0.5, 2 s) and with FT metrics off ({@code quarkus.fault-tolerance.metrics.enabled=false}).
+ * The guards' A/B (bench/FT-AB.md): the per-call cost of the Redis guard ({@link RedisCommands#guarded}: a timeout and
+ * the breaker) and of the provider sends' guards ({@link ProviderGuards#send}: a timeout, a breaker and a bulkhead),
+ * each with the test profile's settings, against the operation unguarded. SmallRye Fault Tolerance's variants (its
+ * {@code Guard}, {@code TypedGuard} and annotations) left with the dependency; FT-AB.md keeps what they measured.
  *
  * <p>Not part of the suite (the name does not end in Test); run it with {@code bench/ft-ab.sh}. Every variant
  * runs in every round, in a rotated order, on one Vert.x event loop as the service's calls do; two guarded
@@ -44,28 +36,8 @@ import java.util.function.Supplier;
  * test's own Redis (the guard next to a round trip, 32 calls in flight). "none" is the operation unguarded.
  */
 @QuarkusTest
-@TestProfile(RedisGuardBench.FaultToleranceMetricsOff.class)
 class RedisGuardBench {
 
-    public static class FaultToleranceMetricsOff implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("quarkus.fault-tolerance.metrics.enabled", "false");
-        }
-    }
-
-    /** (c): the annotations, with the settings of the other variants. */
-    @ApplicationScoped
-    public static class Annotated {
-        @Timeout(250)
-        @CircuitBreaker(requestVolumeThreshold = 8, failureRatio = 0.5, delay = 2000)
-        public Uni<String> call(Supplier<Uni<String>> operation) {
-            return operation.get();
-        }
-    }
-
-    private static final TypeLiteral<Uni<String>> UNI_OF_STRING = new TypeLiteral<>() {
-    };
     private static final int ROUNDS = Integer.getInteger("ab.rounds", 7);
     private static final int COMPLETED_CALLS = Integer.getInteger("ab.completed-calls", 200_000);
     private static final int REDIS_CALLS = Integer.getInteger("ab.redis-calls", 20_000);
@@ -74,7 +46,7 @@ class RedisGuardBench {
     RedisCommands commands;
 
     @Inject
-    Annotated annotated;
+    ProviderGuards providerGuards;
 
     @Inject
     ReactiveRedisDataSource redis;
@@ -93,20 +65,10 @@ class RedisGuardBench {
 
     @Test
     void compareTheGuards() throws Exception {
-        Guard guard = Guard.create()
-                .withTimeout().duration(250, ChronoUnit.MILLIS).done()
-                .withCircuitBreaker().requestVolumeThreshold(8).failureRatio(0.5).delay(2000, ChronoUnit.MILLIS).done()
-                .build();
-        TypedGuard<Uni<String>> typed = TypedGuard.create(UNI_OF_STRING)
-                .withTimeout().duration(250, ChronoUnit.MILLIS).done()
-                .withCircuitBreaker().requestVolumeThreshold(8).failureRatio(0.5).delay(2000, ChronoUnit.MILLIS).done()
-                .build();
         Map<String, Function<Supplier<Uni<String>>, Uni<String>>> variants = new LinkedHashMap<>();
         variants.put("none", Supplier::get);
         variants.put("breaker", op -> commands.guarded("bench", () -> UniHelper.toFuture(op.get())));
-        variants.put("guard", op -> guard.get(op, UNI_OF_STRING));
-        variants.put("typed-guard", typed::get);
-        variants.put("annotations", annotated::call);
+        variants.put("provider-guards", providerGuards::send);
 
         Supplier<Uni<String>> completed = () -> Uni.createFrom().item("v");
         Supplier<Uni<String>> redisGet = () -> redis.execute("GET", "bench:ft-ab").map(r -> r == null ? "" : r.toString());

@@ -1,9 +1,9 @@
 package dev.ledgerline.transfers.support;
 
 import dev.ledgerline.devstack.LocalStack;
+import dev.ledgerline.transfers.provider.ProviderGuards;
 import dev.ledgerline.transfers.redis.RedisCommands;
 import io.quarkus.arc.Arc;
-import io.smallrye.faulttolerance.api.CircuitBreakerMaintenance;
 
 /** Where tests find the servers {@link LocalStackResource} started. */
 public final class TestStack {
@@ -34,9 +34,9 @@ public final class TestStack {
         closeBreakers();
     }
 
-    /** Closes the provider's breakers (SmallRye FT) and the shared Redis breaker of the running service. */
+    /** Closes the provider's breakers and the shared Redis breaker of the running service. */
     public static void closeBreakers() {
-        Arc.container().instance(CircuitBreakerMaintenance.class).get().resetAll();
+        Arc.container().instance(ProviderGuards.class).get().resetBreakers();
         Arc.container().instance(RedisCommands.class).get().resetBreaker();
     }
 

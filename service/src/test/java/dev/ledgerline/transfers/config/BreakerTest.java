@@ -1,4 +1,4 @@
-package dev.ledgerline.transfers.redis;
+package dev.ledgerline.transfers.config;
 
 import org.junit.jupiter.api.Test;
 
@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The Redis breaker's rules on a clock of its own: 8 calls, 50 %, 2 s, one trial. */
+/** The breaker's rules on a clock of its own: Redis's (8 calls, 50 %, 2 s, one trial) and with two trials. */
 class BreakerTest {
 
     private static final long DELAY = 2_000_000_000L;
@@ -57,6 +57,23 @@ class BreakerTest {
         b.succeeded();
         assertEquals(Breaker.State.CLOSED, b.state());
         assertTrue(b.allow(10 + DELAY));
+    }
+
+    @Test
+    void anOpenBreakerReadsHalfOpenOnceItsDelayHasPassedAndTheTrialsAreThere() {
+        Breaker b = new Breaker(2, 0.5, DELAY, 2);
+        b.failed(0);
+        b.failed(10);
+        assertEquals(Breaker.State.OPEN, b.state(10 + DELAY - 1));
+        assertEquals(Breaker.State.HALF_OPEN, b.state(10 + DELAY), "a caller that waits for the delay sees it pass");
+        assertEquals(Breaker.State.OPEN, b.state(), "no call has come yet");
+        assertTrue(b.allow(10 + DELAY), "the first trial");
+        assertTrue(b.allow(10 + DELAY), "the second trial");
+        assertFalse(b.allow(10 + DELAY), "no third");
+        b.succeeded();
+        assertEquals(Breaker.State.HALF_OPEN, b.state(), "one success of two");
+        b.succeeded();
+        assertEquals(Breaker.State.CLOSED, b.state(10 + DELAY));
     }
 
     @Test

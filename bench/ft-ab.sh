@@ -14,4 +14,4 @@ echo "uptime before: $(uptime)"
 ./mvnw -B -q test -Dclients.typescript.skip=true -Dtest=RedisGuardBench -Dsurefire.failIfNoSpecifiedTests=false \
   -Dab.rounds="$ROUNDS" -Dquarkus.http.test-port="$HTTP_PORT" -Dquarkus.management.test-port="$((HTTP_PORT + 1))"
 echo "uptime after: $(uptime)"
-cat target/ft-ab.md
+cat service/target/ft-ab.md

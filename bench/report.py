@@ -395,7 +395,7 @@ ANALYSES = [
                     " and their CPU per delivery (`bench/webhookrate.sh`)"),
     ("RECOVERY.md", "a drain after a provider outage, overload at twice the capacity, graceful shutdown and a soak"
                     " (`bench/recovery.sh`, `bench/soak.sh`)"),
-    ("FT-AB.md", "the Redis guard: the hand-written breaker against SmallRye Fault Tolerance (`bench/ft-ab.sh`)"),
+    ("FT-AB.md", "the guards of Redis and of the provider calls: their own CPU per call, and the Redis breaker against SmallRye Fault Tolerance before the service dropped it (`bench/ft-ab.sh`)"),
     ("REDIS-CLUSTER.md", "a failover and a killed master of a Redis Cluster under load (`RedisClusterTest`)"),
     ("CPU-AB.md", "CPU per replay and per new transfer: a base commit against this tree in one run (`bench/ab.sh`),"
                   " with the flame graphs of replays before and after"),

@@ -158,17 +158,17 @@ public class ProviderGuards {
             });
         }
 
-        /** Whether {@code call} may run now; otherwise it waits, or, with the queue full, {@code null}: refused. */
-        private synchronized Boolean enter(Call<?> call) {
+        /** Whether {@code call} runs now, waits for a turn (queued), or is refused (the queue is full). */
+        private synchronized Turn enter(Call<?> call) {
             if (running < maxConcurrent) {
                 running++;
-                return Boolean.TRUE;
+                return Turn.NOW;
             }
             if (waiting.size() < waitingQueue) {
                 waiting.addLast(call);
-                return Boolean.FALSE;
+                return Turn.WAIT;
             }
-            return null;
+            return Turn.REFUSED;
         }
 
         /** A running call ended: its turn goes to the longest waiting call, which starts on its own context. */
@@ -196,7 +196,13 @@ public class ProviderGuards {
         }
     }
 
-    /** One guarded call: whoever comes first, its answer, its timeout or its caller's cancellation, settles it. */
+    /** What the bulkhead says to a call. */
+    private enum Turn { NOW, WAIT, REFUSED }
+
+    /**
+     * One guarded call: whoever comes first, its answer, its timeout or its caller's cancellation, settles it. The
+     * call is its own settled flag ({@code true} once settled), one object fewer per call.
+     */
     private static final class Call<T> extends AtomicBoolean {
 
         private final Guard guard;
@@ -216,15 +222,16 @@ public class ProviderGuards {
         void begin() {
             deadline = guard.timeouts.arm(this::expire);
             emitter.onTermination(this::abandon);
-            Boolean turn = guard.enter(this);
-            if (turn == null) {
-                if (compareAndSet(false, true)) {
-                    deadline.settle();
-                    guard.breaker.failed(System.nanoTime());
-                    emitter.fail(new ProviderUnknownOutcomeException("the " + guard.name + " bulkhead is full"));
+            switch (guard.enter(this)) {
+                case NOW -> start();
+                case WAIT -> { } // a call that ends hands it its turn (Guard#leave)
+                case REFUSED -> {
+                    if (compareAndSet(false, true)) {
+                        deadline.settle();
+                        guard.breaker.failed(System.nanoTime());
+                        emitter.fail(new ProviderUnknownOutcomeException("the " + guard.name + " bulkhead is full"));
+                    }
                 }
-            } else if (turn) {
-                start();
             }
         }
 

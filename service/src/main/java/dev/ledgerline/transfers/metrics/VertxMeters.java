@@ -24,7 +24,9 @@ import io.vertx.core.spi.metrics.VertxMetrics;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Quarkus's Vert.x meters, less the ones that nothing reads and that cost every command, every socket read, or a
@@ -42,7 +44,8 @@ import java.util.Set;
  * a summary update for every read and every write of every connection, 1.5 % of a replay's CPU, read by no alert and
  * no dashboard, and with no setting of their own. {@link #noSocketByteSummaries} denies them, so the binder holds a
  * meter that records nothing and the scrape shows none. The HTTP server's request timer
- * ({@code http_server_requests_seconds}), its connection and active-request counts are the binder's, unchanged.
+ * ({@code http_server_requests_seconds}), its connection and active-request counts are the binder's, unchanged; a
+ * successful answer's timer is found in a map ({@link KnownRequestTimers}) instead of looked up by its tags again.
  *
  * <p>Nor the gauges of Quarkus's connection limit ({@code vertx_http_connections_current}, {@code _max}): the limit
  * ({@code quarkus.http.limits.max-connections}) gets a tracker from the binder for each HTTP server that applies it,
@@ -87,6 +90,9 @@ public class VertxMeters implements VertxOptionsCustomizer {
     /** The gauges of the connection limit's tracker, which every HTTP server with the limit registers again. */
     static final Set<String> CONNECTION_LIMIT_GAUGES = Set.of("vertx.http.connections.current", "vertx.http.connections.max");
 
+    /** Every HTTP server's meters, as {@link KnownRequestTimers} wraps them (tests read how many timers each knows). */
+    private final List<KnownRequestTimers> servers = new CopyOnWriteArrayList<>();
+
     /** Denies the HTTP server's byte summaries on every registry, the binder's composite first. */
     @Produces
     @Singleton
@@ -101,6 +107,11 @@ public class VertxMeters implements VertxOptionsCustomizer {
         return MeterFilter.deny(id -> CONNECTION_LIMIT_GAUGES.contains(id.getName()));
     }
 
+    /** The HTTP servers' meters created so far. */
+    List<KnownRequestTimers> servers() {
+        return List.copyOf(servers);
+    }
+
     @Override
     public void accept(VertxOptions options) {
         MetricsOptions metrics = options.getMetricsOptions();
@@ -109,16 +120,18 @@ public class VertxMeters implements VertxOptionsCustomizer {
         }
         VertxMetricsFactory binder = metrics.getFactory();
         options.setMetricsOptions(new MetricsOptions().setEnabled(true)
-                .setFactory(vertxOptions -> new Trimmed(binder.metrics(vertxOptions))));
+                .setFactory(vertxOptions -> new Trimmed(binder.metrics(vertxOptions), servers)));
     }
 
     /** The binder's metrics, but for the Redis client's, the PostgreSQL connections' and the worker pools'. */
     static final class Trimmed implements VertxMetrics, ExtendedQuarkusVertxHttpMetrics {
 
         private final VertxMetrics binder;
+        private final List<KnownRequestTimers> servers;
 
-        Trimmed(VertxMetrics binder) {
+        Trimmed(VertxMetrics binder, List<KnownRequestTimers> servers) {
             this.binder = binder;
+            this.servers = servers;
         }
 
         @Override
@@ -139,7 +152,13 @@ public class VertxMeters implements VertxOptionsCustomizer {
 
         @Override
         public HttpServerMetrics<?, ?, ?> createHttpServerMetrics(HttpServerOptions options, SocketAddress localAddress) {
-            return binder.createHttpServerMetrics(options, localAddress);
+            HttpServerMetrics<?, ?, ?> server = binder.createHttpServerMetrics(options, localAddress);
+            if (server == null) {
+                return null;
+            }
+            KnownRequestTimers known = new KnownRequestTimers(server);
+            servers.add(known);
+            return known;
         }
 
         @Override

@@ -44,8 +44,34 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
     /** Kinds of answer kept per server: the routes' paths times their methods and 2xx statuses, with room to spare. */
     static final int MOST = 128;
 
-    /** One kind of successful answer: the binder gives all answers of a kind the same timer. */
-    private record Kind(HttpMethod method, String path, int status) {
+    /** The methods a kind can have, by identity: the request's method is one of Vert.x's constants for these. */
+    private static final HttpMethod[] METHODS = {HttpMethod.GET, HttpMethod.HEAD, HttpMethod.POST, HttpMethod.PUT,
+            HttpMethod.DELETE, HttpMethod.PATCH, HttpMethod.OPTIONS, HttpMethod.TRACE, HttpMethod.CONNECT};
+
+    /**
+     * One kind of successful answer: the binder gives all answers of a kind the same timer. The method is its index in
+     * {@link #METHODS}: Vert.x's {@code HttpMethod} hashes and compares by a name it converts to a new string each time.
+     */
+    private static final class Kind {
+        final int method;
+        final String path;
+        final int status;
+
+        Kind(int method, String path, int status) {
+            this.method = method;
+            this.path = path;
+            this.status = status;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Kind kind && kind.method == method && kind.status == status && kind.path.equals(path);
+        }
+
+        @Override
+        public int hashCode() {
+            return (path.hashCode() * 31 + method) * 31 + status;
+        }
     }
 
     private final HttpServerMetrics<Object, Object, Object> binder;
@@ -79,11 +105,14 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
             binder.responseEnd(request, response, bytesWritten);
             return;
         }
-        Kind kind = new Kind(metric.request().method(), path, status);
-        Timer timer = timers.get(kind);
+        int method = method(metric.request().method());
+        Kind kind = method < 0 ? null : new Kind(method, path, status);
+        Timer timer = kind == null ? null : timers.get(kind);
         if (timer == null) {
             binder.responseEnd(request, response, bytesWritten);
-            learn(known, kind, metric, response);
+            if (kind != null) {
+                learn(known, kind, metric, response);
+            }
             return;
         }
         sample.stop(timer);
@@ -95,15 +124,25 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
         if (timers.size() >= MOST) {
             return;
         }
-        Tags tags = Tags.of(VertxMetricsTags.method(kind.method()),
-                HttpCommonTags.uri(kind.path(), metric.getInitialPath(), kind.status(), known.suppress4xx()),
-                VertxMetricsTags.outcome(response), HttpCommonTags.status(kind.status()));
+        Tags tags = Tags.of(VertxMetricsTags.method(METHODS[kind.method]),
+                HttpCommonTags.uri(kind.path, metric.getInitialPath(), kind.status, known.suppress4xx()),
+                VertxMetricsTags.outcome(response), HttpCommonTags.status(kind.status));
         for (Timer timer : Metrics.globalRegistry.find(known.name()).tags(tags).timers()) {
             if (exactly(timer.getId(), tags)) {
                 timers.putIfAbsent(kind, timer);
                 return;
             }
         }
+    }
+
+    /** {@code method}'s index in {@link #METHODS}, or -1 for any other method (its answers stay with the binder). */
+    private static int method(HttpMethod method) {
+        for (int i = 0; i < METHODS.length; i++) {
+            if (METHODS[i] == method) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static boolean exactly(Meter.Id id, Tags tags) {

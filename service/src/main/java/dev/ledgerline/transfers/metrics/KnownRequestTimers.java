@@ -76,14 +76,17 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
 
     private final HttpServerMetrics<Object, Object, Object> binder;
     private final Map<Kind, Timer> timers = new ConcurrentHashMap<>();
-    /** The binder's settings, once read; null while not yet read, {@link #OFF} when answers stay with the binder. */
+    /** The binder's settings as the running application's container gave them; null until the first successful answer. */
     private volatile Settings settings;
 
-    private record Settings(String name, Map<Pattern, String> matchPatterns, List<Pattern> ignorePatterns,
-                            boolean suppress4xx) {
+    /**
+     * What answers are timed from the map under: the container the settings were read from (a live reload in dev mode
+     * starts a new one, with a new registry's meters, on the same Vert.x and the same servers), and the binder's
+     * settings, or none when answers stay with the binder.
+     */
+    private record Settings(ArcContainer container, String name, Map<Pattern, String> matchPatterns,
+                            List<Pattern> ignorePatterns, boolean suppress4xx, boolean on) {
     }
-
-    private static final Settings OFF = new Settings(null, Map.of(), List.of(), false);
 
     @SuppressWarnings("unchecked")
     KnownRequestTimers(HttpServerMetrics<?, ?, ?> binder) {
@@ -93,8 +96,8 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
     @Override
     public void responseEnd(Object request, HttpResponse response, long bytesWritten) {
         int status = response.statusCode();
-        Settings known = status >= 200 && status < 300 && request instanceof HttpRequestMetric ? settings() : OFF;
-        if (known == OFF) {
+        Settings known = status >= 200 && status < 300 && request instanceof HttpRequestMetric ? settings() : null;
+        if (known == null || !known.on()) {
             binder.responseEnd(request, response, bytesWritten);
             return;
         }
@@ -150,33 +153,36 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
         return have.size() == tags.stream().count() && tags.stream().allMatch(have::contains);
     }
 
-    /** The binder's settings, read at the first successful answer (the container is up by then), or {@link #OFF}. */
+    /** The binder's settings under the running application's container, read again (and the map emptied) when it changes. */
     private Settings settings() {
+        ArcContainer container = Arc.container();
         Settings read = settings;
-        if (read == null) {
-            read = read(Arc.container());
+        if (read == null || read.container() != container) {
+            timers.clear();
+            read = read(container);
             settings = read;
         }
         return read;
     }
 
     /**
-     * {@link #OFF} when the binder adds to a timer what this would not: a contributor's tags, or an exemplar of the
-     * current trace (the unwrapper that is not the no-op one).
+     * Off when there is no container yet, or when the binder adds to a timer what this would not: a contributor's
+     * tags, or an exemplar of the current trace (the unwrapper that is not the no-op one).
      */
     private static Settings read(ArcContainer container) {
+        Settings off = new Settings(container, null, Map.of(), List.of(), false, false);
         if (container == null || !container.listAll(HttpServerMetricsTagsContributor.class).isEmpty()) {
-            return OFF;
+            return off;
         }
         try (var unwrapper = container.instance(OpenTelemetryContextUnwrapper.class);
              var config = container.instance(HttpBinderConfiguration.class)) {
             if (!unwrapper.isAvailable() || !(unwrapper.get() instanceof NoopOpenTelemetryExemplarContextUnwrapper)
                     || !config.isAvailable()) {
-                return OFF;
+                return off;
             }
             HttpBinderConfiguration binding = config.get();
-            return new Settings(binding.getHttpServerRequestsName(), binding.getServerMatchPatterns(),
-                    binding.getServerIgnorePatterns(), binding.isServerSuppress4xxErrors());
+            return new Settings(container, binding.getHttpServerRequestsName(), binding.getServerMatchPatterns(),
+                    binding.getServerIgnorePatterns(), binding.isServerSuppress4xxErrors(), true);
         }
     }
 

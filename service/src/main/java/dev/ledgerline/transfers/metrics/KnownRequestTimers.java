@@ -29,9 +29,10 @@ import java.util.regex.Pattern;
 /**
  * The Quarkus binder's HTTP server meters, with the request timer of a successful answer found in a map instead of
  * looked up anew. For every answer the binder builds the timer's four tags, sorts them and asks the registry for the
- * meter (a new id, its tags merged and sorted again, the registry's map): 4 % of a new transfer's CPU samples and most of
- * the meters' share of a replay's (bench/CPU-AB.md, "The request timer from a map"). Here a 2xx answer's timer is
- * found by its method, its route's path and its status, and the sample is stopped on it as the binder would stop it.
+ * meter (a new id, its tags merged and sorted again, the registry's map): 1–4 % of a new transfer's CPU samples and
+ * 5 % of a replay's, most of the meters' share (bench/CPU-AB.md, "The request timer from a map"). Here a 2xx answer's
+ * timer is found by its method, its route's path and its status, and the sample is stopped on it as the binder would
+ * stop it.
  *
  * <p>Nothing of what the scrape shows changes: the binder records every answer this does not (every non-2xx status, a
  * first answer of each kind, and all of them when tags are contributed or exemplars taken), and this keeps only the

@@ -53,16 +53,7 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
      * One kind of successful answer: the binder gives all answers of a kind the same timer. The method is its index in
      * {@link #METHODS}: Vert.x's {@code HttpMethod} hashes and compares by a name it converts to a new string each time.
      */
-    private static final class Kind {
-        final int method;
-        final String path;
-        final int status;
-
-        Kind(int method, String path, int status) {
-            this.method = method;
-            this.path = path;
-            this.status = status;
-        }
+    private record Kind(int method, String path, int status) {
 
         @Override
         public boolean equals(Object other) {
@@ -128,9 +119,9 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
         if (timers.size() >= MOST) {
             return;
         }
-        Tags tags = Tags.of(VertxMetricsTags.method(METHODS[kind.method]),
-                HttpCommonTags.uri(kind.path, metric.getInitialPath(), kind.status, known.suppress4xx()),
-                VertxMetricsTags.outcome(response), HttpCommonTags.status(kind.status));
+        Tags tags = Tags.of(VertxMetricsTags.method(METHODS[kind.method()]),
+                HttpCommonTags.uri(kind.path(), metric.getInitialPath(), kind.status(), known.suppress4xx()),
+                VertxMetricsTags.outcome(response), HttpCommonTags.status(kind.status()));
         for (Timer timer : Metrics.globalRegistry.find(known.name()).tags(tags).timers()) {
             if (exactly(timer.getId(), tags)) {
                 timers.putIfAbsent(kind, timer);

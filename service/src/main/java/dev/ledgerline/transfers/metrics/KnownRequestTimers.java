@@ -1,8 +1,6 @@
 package dev.ledgerline.transfers.metrics;
 
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Metrics;
-import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.arc.Arc;
@@ -123,7 +121,8 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
                 HttpCommonTags.uri(kind.path(), metric.getInitialPath(), kind.status(), known.suppress4xx()),
                 VertxMetricsTags.outcome(response), HttpCommonTags.status(kind.status()));
         for (Timer timer : Metrics.globalRegistry.find(known.name()).tags(tags).timers()) {
-            if (exactly(timer.getId(), tags)) {
+            // the search matched the four; a timer with no other tag is the binder's own
+            if (timer.getId().getTags().size() == 4) {
                 timers.putIfAbsent(kind, timer);
                 return;
             }
@@ -138,11 +137,6 @@ final class KnownRequestTimers implements HttpServerMetrics<Object, Object, Obje
             }
         }
         return -1;
-    }
-
-    private static boolean exactly(Meter.Id id, Tags tags) {
-        List<Tag> have = id.getTags();
-        return have.size() == tags.stream().count() && tags.stream().allMatch(have::contains);
     }
 
     /** The binder's settings under the running application's container, read again (and the map emptied) when it changes. */

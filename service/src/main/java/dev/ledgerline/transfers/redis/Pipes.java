@@ -1,6 +1,8 @@
 package dev.ledgerline.transfers.redis;
 
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.internal.ThreadExecutorMap;
 import io.quarkus.redis.client.RedisOptionsCustomizer;
@@ -10,6 +12,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
 import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.net.impl.NetSocketInternal;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisClientType;
 import io.vertx.redis.client.RedisConnection;
@@ -17,9 +20,11 @@ import io.vertx.redis.client.RedisOptions;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import io.vertx.redis.client.impl.PooledRedisConnection;
+import io.vertx.redis.client.impl.RedisStandaloneConnection;
 import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
+import java.lang.reflect.Field;
 import java.nio.channels.ClosedChannelException;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -60,6 +65,9 @@ final class Pipes {
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How Vert.x fails a command sent on a connection it has closed. */
     private static final String CLOSED = "Connection is closed";
+    /** The name of the pipe's flush coalescer in its channel's pipeline. */
+    static final String COALESCER = "ledgerline-coalesced-flushes";
+    private static final Field NET_SOCKET = socketField();
 
     /** The pooled client: worker threads, and event loops without a pipe. */
     private final Redis pooled;
@@ -217,6 +225,7 @@ final class Pipes {
                     lost(held);
                     discard(held);
                 });
+                coalesceFlushes(held);
                 connection = held;
             });
         }
@@ -226,6 +235,43 @@ final class Pipes {
                 connection = null;
                 failedAt = System.nanoTime();
             }
+        }
+    }
+
+    /**
+     * Lets the commands one event-loop task sends on {@code pipe} leave in one write. Vert.x flushes a command the moment
+     * it is written unless the connection is reading at that time, so the commands a loop sends while it handles HTTP
+     * requests, PostgreSQL rows or the provider's answers each cost a {@code sendto} here and a read in Redis. Netty's
+     * {@link FlushConsolidationHandler}, placed between Vert.x's handler and the socket, holds those flushes until the
+     * loop has run what is ready now, then flushes once: nothing waits for another wake-up. Vert.x keeps the socket in
+     * a private field of its connection; when a release renames it, the pipe works as before, each command flushed alone
+     * ({@code PipesTest} fails then).
+     */
+    static void coalesceFlushes(RedisConnection pipe) {
+        if (NET_SOCKET == null || !(pipe instanceof PooledRedisConnection pooledConnection)
+                || !(pooledConnection.actual() instanceof RedisStandaloneConnection standalone)) {
+            return;
+        }
+        try {
+            if (NET_SOCKET.get(standalone) instanceof NetSocketInternal socket) {
+                ChannelHandlerContext vertx = socket.channelHandlerContext();
+                vertx.pipeline().addBefore(vertx.name(), COALESCER, new FlushConsolidationHandler(
+                        FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
+            }
+        } catch (IllegalAccessException | RuntimeException e) {
+            LOG.debugf("step=redis-pipe each command is flushed alone: %s", e);
+        }
+    }
+
+    /** Vert.x's socket field of a standalone connection, or {@code null} when this release has none. */
+    private static Field socketField() {
+        try {
+            Field field = RedisStandaloneConnection.class.getDeclaredField("netSocket");
+            field.setAccessible(true);
+            return field;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.debugf("step=redis-pipe no socket field on Vert.x's Redis connection: %s", e);
+            return null;
         }
     }
 

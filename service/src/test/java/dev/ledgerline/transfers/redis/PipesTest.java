@@ -90,6 +90,32 @@ class PipesTest {
     }
 
     /**
+     * Commands that one event-loop task sends on its pipe, while no answer from Redis is being read, leave in one write
+     * at the end of the task: Redis, awake, reads them together. Without that, each command is written the moment it
+     * is sent, and Redis, reading as fast as they come, reads them one or a few at a time.
+     */
+    @Test
+    void oneTasksCommandsLeaveTogetherWhileRedisIsAwake() throws Exception {
+        awaitHeld(pipes);
+        long before = RedisStats.readsProcessed(server.port());
+        List<CompletableFuture<Response>> answers = onLoop(() -> {
+            List<CompletableFuture<Response>> sent = new ArrayList<>();
+            for (int i = 0; i < COMMANDS; i++) {
+                sent.add(pipes.send(Request.cmd(Command.INCR).arg("pipes:awake")).toCompletionStage().toCompletableFuture());
+                Thread.onSpinWait();
+            }
+            return Future.succeededFuture(sent);
+        });
+        Set<Long> counts = new HashSet<>();
+        for (CompletableFuture<Response> answer : answers) {
+            counts.add(answer.get(10, TimeUnit.SECONDS).toLong());
+        }
+        assertEquals(COMMANDS, counts.size(), "every command took its own answer");
+        long reads = RedisStats.readsProcessed(server.port()) - before - 1; // less INFO's own read
+        assertTrue(reads <= 2, reads + " reads for " + COMMANDS + " commands sent in one task");
+    }
+
+    /**
      * With several loops, each loop's pipe has its socket on that loop: a command and its answer stay on the thread
      * that sent it. Vert.x's Redis client opens its connections on the loop it was created on, so one client shared by
      * the loops put every pipe on one of them.

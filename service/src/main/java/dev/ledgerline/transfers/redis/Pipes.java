@@ -1,6 +1,9 @@
 package dev.ledgerline.transfers.redis;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.FastThreadLocal;
@@ -20,6 +23,7 @@ import io.vertx.redis.client.RedisOptions;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import io.vertx.redis.client.impl.PooledRedisConnection;
+import io.vertx.redis.client.impl.RedisConnectionInternal;
 import io.vertx.redis.client.impl.RedisStandaloneConnection;
 import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
@@ -102,32 +106,44 @@ final class Pipes {
 
     /** Sends on this loop's pipe when it has one, through the pool otherwise. */
     Future<Response> send(Request request) {
-        RedisConnection pipe = here();
+        Pipe pipe = here();
         if (pipe == null) {
             return pooled.send(request);
         }
-        Future<Response> answer = pipe.send(request);
+        if (pipe.channel != null && !pipe.channel.isActive()) {
+            // the socket has closed and its end is still on the way to the connection: a command written now would
+            // fail there, and Vert.x would end the connection for that failure and again for the close
+            RedisConnection connection = pipe.connection;
+            pipe.lost(connection);
+            discard(connection);
+            return pooled.send(request);
+        }
+        Future<Response> answer = pipe.sender.send(request);
         if (answer.failed()) {
             // failed before it was written: the connection closed without our hearing of it, or its queue is full
             if (closed(answer.cause())) {
-                pipes.get().lost(pipe);
-                discard(pipe);
+                RedisConnection connection = pipe.connection;
+                pipe.lost(connection);
+                discard(connection);
             }
             return pooled.send(request);
         }
         return answer;
     }
 
-    /** The connection held for this event loop, or {@code null} (not on an event loop, or not connected yet). */
-    private RedisConnection here() {
+    /** This event loop's pipe when it holds a connection, or {@code null} (not on an event loop, or not connected yet). */
+    private Pipe here() {
         if (pipelined == null || !Context.isOnEventLoopThread()) {
             return null;
         }
         Pipe pipe = pipes.get();
-        if (pipe.connection == null && !pipe.connecting && System.nanoTime() - pipe.failedAt >= RETRY_NANOS) {
-            pipe.connect(this);
+        if (pipe.connection == null) {
+            if (!pipe.connecting && System.nanoTime() - pipe.failedAt >= RETRY_NANOS) {
+                pipe.connect(this);
+            }
+            return null;
         }
-        return pipe.connection;
+        return pipe;
     }
 
     /** Drops this loop's pipe: its commands failed unanswered; the ones still waiting on it fail now, not at a timeout. */
@@ -196,6 +212,10 @@ final class Pipes {
         /** This loop's own client, created on its context the first time it connects. */
         Redis client;
         RedisConnection connection;
+        /** What the pipe's commands are sent on: {@link #connection}, or the socket's connection under it ({@link #unreported}). */
+        RedisConnection sender;
+        /** The pipe's socket, when Vert.x lets it be reached ({@link #coalesceFlushes}). */
+        Channel channel;
         boolean connecting;
         long failedAt = System.nanoTime() - RETRY_NANOS;
 
@@ -225,7 +245,8 @@ final class Pipes {
                     lost(held);
                     discard(held);
                 });
-                coalesceFlushes(held);
+                channel = coalesceFlushes(held);
+                sender = unreported(held);
                 connection = held;
             });
         }
@@ -233,6 +254,8 @@ final class Pipes {
         private void lost(RedisConnection held) {
             if (connection == held) {
                 connection = null;
+                sender = null;
+                channel = null;
                 failedAt = System.nanoTime();
             }
         }
@@ -242,24 +265,83 @@ final class Pipes {
      * Lets the commands one event-loop task sends on {@code pipe} leave in one write. Vert.x flushes a command the moment
      * it is written unless the connection is reading at that time, so the commands a loop sends while it handles HTTP
      * requests, PostgreSQL rows or the provider's answers each cost a {@code sendto} here and a read in Redis. Netty's
-     * {@link FlushConsolidationHandler}, placed between Vert.x's handler and the socket, holds those flushes until the
-     * loop has run what is ready now, then flushes once: nothing waits for another wake-up. Vert.x keeps the socket in
-     * a private field of its connection; when a release renames it, the pipe works as before, each command flushed alone
-     * ({@code PipesTest} fails then).
+     * {@link FlushConsolidationHandler}, placed between Vert.x's handler and the socket ({@link Coalescer}), holds those
+     * flushes until the loop has run what is ready now, then flushes once: nothing waits for another wake-up. Vert.x
+     * keeps the socket in a private field of its connection; when a release renames it, the pipe works as before, each
+     * command flushed alone ({@code PipesTest} fails then).
+     *
+     * @return the pipe's channel, or {@code null} when it cannot be reached
      */
-    static void coalesceFlushes(RedisConnection pipe) {
+    static Channel coalesceFlushes(RedisConnection pipe) {
         if (NET_SOCKET == null || !(pipe instanceof PooledRedisConnection pooledConnection)
                 || !(pooledConnection.actual() instanceof RedisStandaloneConnection standalone)) {
-            return;
+            return null;
         }
         try {
             if (NET_SOCKET.get(standalone) instanceof NetSocketInternal socket) {
                 ChannelHandlerContext vertx = socket.channelHandlerContext();
-                vertx.pipeline().addBefore(vertx.name(), COALESCER, new FlushConsolidationHandler(
-                        FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
+                vertx.pipeline().addBefore(vertx.name(), COALESCER, new Coalescer());
+                return vertx.channel();
             }
         } catch (IllegalAccessException | RuntimeException e) {
             LOG.debugf("step=redis-pipe each command is flushed alone: %s", e);
+        }
+        return null;
+    }
+
+    /**
+     * The connection to send {@code pipe}'s commands on. The pool's connection reports each command to Vert.x's tracer
+     * and client meters, and builds the report's strings (the server's address and port, among others) for every
+     * command even when it has neither: 2 % of a new transfer's samples. With neither, the commands go to the
+     * socket's connection under it, which the pool's only wraps; the pipe is still closed and watched as the pool's.
+     */
+    static RedisConnection unreported(RedisConnection pipe) {
+        if (pipe instanceof PooledRedisConnection pooledConnection) {
+            RedisConnectionInternal actual = pooledConnection.actual();
+            if (actual.metrics() == null && actual.vertx().tracer() == null) {
+                return actual;
+            }
+        }
+        return pipe;
+    }
+
+    /**
+     * Netty's consolidation of flushes, with two changes for Vert.x's Redis connection.
+     *
+     * <p>Vert.x closes a connection once an empty write it flushes has gone out: that write leaves at once, so a
+     * closing pipe closes, and its end is heard, before the loop runs its next task, as without the coalescer.
+     *
+     * <p>A write still held when the socket closes (Redis went away, or the pipe was discarded) fails with the socket.
+     * Vert.x's connection takes a failed write as its end ({@code fail}), and then ends again when the socket's close
+     * reaches it ({@code end}): twice evicted, it gave back its pool's reference twice, which can close the pool and the
+     * loop's next pipe with it. Such a failure is not passed on: the close ends the connection once, and that end
+     * fails every command still waiting for an answer, the held one among them. A write to a socket closed already, and
+     * one that fails on an open socket, fail as before.
+     */
+    private static final class Coalescer extends FlushConsolidationHandler {
+        Coalescer() {
+            super(DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true);
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (promise.isVoid() || !ctx.channel().isActive()) {
+                // on a socket closed already the write fails now, and its sender hears it at once (Pipes#send)
+                ctx.write(msg, promise);
+            } else {
+                ChannelPromise held = ctx.newPromise();
+                held.addListener(written -> {
+                    if (written.isSuccess()) {
+                        promise.trySuccess();
+                    } else if (ctx.channel().isActive()) {
+                        promise.tryFailure(written.cause());
+                    }
+                });
+                ctx.write(msg, held);
+            }
+            if (msg instanceof ByteBuf buffer && !buffer.isReadable()) {
+                ctx.flush();
+            }
         }
     }
 

@@ -22,6 +22,7 @@ import io.vertx.redis.client.Request;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
@@ -177,12 +178,13 @@ public class RedisCommands {
         }).map(Response::newInstance));
     }
 
+    /**
+     * The client's request of {@code command} with {@code args}: built from an array, its list is sized once, where
+     * adding the arguments one by one grew it for every script with more than ten. The client writes each argument's
+     * bytes back into the array it is given, so it gets a copy of its own.
+     */
     private static Request request(Command command, String[] args) {
-        Request request = Request.cmd(command);
-        for (String arg : args) {
-            request.arg(arg);
-        }
-        return request;
+        return Request.cmd(command, Arrays.copyOf(args, args.length, Object[].class));
     }
 
     /** Redis's answer to {@code EVALSHA} of a script it does not hold: nothing ran. */

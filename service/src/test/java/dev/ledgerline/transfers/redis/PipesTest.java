@@ -2,11 +2,17 @@ package dev.ledgerline.transfers.redis;
 
 import dev.ledgerline.devstack.LocalRedis;
 import dev.ledgerline.transfers.support.RedisStats;
+import io.netty.channel.Channel;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.spi.tracing.SpanKind;
+import io.vertx.core.spi.tracing.TagExtractor;
+import io.vertx.core.spi.tracing.VertxTracer;
+import io.vertx.core.tracing.TracingOptions;
+import io.vertx.core.tracing.TracingPolicy;
 import io.vertx.core.net.impl.NetSocketInternal;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Redis;
@@ -29,7 +35,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -113,6 +121,78 @@ class PipesTest {
         assertEquals(COMMANDS, counts.size(), "every command took its own answer");
         long reads = RedisStats.readsProcessed(server.port()) - before - 1; // less INFO's own read
         assertTrue(reads <= 2, reads + " reads for " + COMMANDS + " commands sent in one task");
+    }
+
+    /**
+     * Commands the coalescer still holds when the pipe's socket closes, as when Redis goes away in the same instant,
+     * fail once, with the connection's end; Vert.x's connection, which took a failed write as its end and then ended
+     * again at the close (an error under assertions, its pool's reference given back twice without), is ended once,
+     * and the loop gets a new pipe.
+     */
+    @Test
+    void commandsHeldWhenTheSocketClosesFailWithItsEndAndThePipeIsReplaced() throws Exception {
+        long first = awaitHeld(pipes);
+        List<Throwable> unhandled = new CopyOnWriteArrayList<>();
+        vertx.exceptionHandler(unhandled::add);
+        try {
+            List<CompletableFuture<Response>> held = onLoop(() -> {
+                List<CompletableFuture<Response>> sent = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    sent.add(pipes.send(Request.cmd(Command.INCR).arg("pipes:held")).toCompletionStage().toCompletableFuture());
+                }
+                // closed as Netty closes a socket the peer reset, under the pipeline: nothing flushes first
+                Channel channel = socketOf(pipes.connectionHere()).channelHandlerContext().channel();
+                channel.unsafe().close(channel.voidPromise());
+                return Future.succeededFuture(sent);
+            });
+            for (CompletableFuture<Response> command : held) {
+                assertTrue(failedWithin(command, 5), "a command held when its socket closed failed");
+            }
+            assertNotEquals(first, awaitHeld(pipes));
+            assertEquals("PONG", onLoop(() -> pipes.send(Request.cmd(Command.PING))).toString());
+            assertEquals(List.of(), unhandled);
+        } finally {
+            vertx.exceptionHandler(null);
+        }
+    }
+
+    /**
+     * A pipe's commands skip the pool connection's report of each command only when nothing reads that report: with a
+     * tracer, each command on the pipe still reaches it.
+     */
+    @Test
+    void aTracerStillSeesEveryCommandOnThePipe() throws Exception {
+        List<String> traced = new CopyOnWriteArrayList<>();
+        VertxTracer<Object, Object> tracer = new VertxTracer<>() {
+            @Override
+            public <R> Object sendRequest(Context context, SpanKind kind, TracingPolicy policy, R request,
+                                          String operation, BiConsumer<String, String> headers, TagExtractor<R> tags) {
+                traced.add(operation);
+                return null;
+            }
+        };
+        Vertx tracing = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1)
+                .setTracingOptions(new TracingOptions().setFactory(options -> tracer)));
+        Pipes own = new Pipes(Redis.createClient(tracing, options()), tracing, options());
+        try {
+            Context context = tracing.getOrCreateContext();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!on(context, () -> {
+                own.send(Request.cmd(Command.PING));
+                return Future.succeededFuture(own.heldHere());
+            })) {
+                assertTrue(System.nanoTime() < deadline, "no pipe within 10 s");
+                Thread.sleep(20);
+            }
+            traced.clear();
+            for (int i = 0; i < 5; i++) {
+                assertEquals("PONG", on(context, () -> own.send(Request.cmd(Command.ECHO).arg("PONG"))).toString());
+            }
+            assertEquals(5, traced.size(), "traced: " + traced);
+        } finally {
+            own.close();
+            tracing.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
     }
 
     /**

@@ -70,7 +70,7 @@ final class Pipes {
     /** How Vert.x fails a command sent on a connection it has closed. */
     private static final String CLOSED = "Connection is closed";
     /** The name of the pipe's flush coalescer in its channel's pipeline. */
-    static final String COALESCER = "ledgerline-coalesced-flushes";
+    private static final String COALESCER = "ledgerline-coalesced-flushes";
     private static final Field NET_SOCKET = socketField();
 
     /** The pooled client: worker threads, and event loops without a pipe. */
@@ -272,7 +272,7 @@ final class Pipes {
      *
      * @return the pipe's channel, or {@code null} when it cannot be reached
      */
-    static Channel coalesceFlushes(RedisConnection pipe) {
+    private static Channel coalesceFlushes(RedisConnection pipe) {
         if (NET_SOCKET == null || !(pipe instanceof PooledRedisConnection pooledConnection)
                 || !(pooledConnection.actual() instanceof RedisStandaloneConnection standalone)) {
             return null;
@@ -295,7 +295,7 @@ final class Pipes {
      * command even when it has neither: 2 % of a new transfer's samples. With neither, the commands go to the
      * socket's connection under it, which the pool's only wraps; the pipe is still closed and watched as the pool's.
      */
-    static RedisConnection unreported(RedisConnection pipe) {
+    private static RedisConnection unreported(RedisConnection pipe) {
         if (pipe instanceof PooledRedisConnection pooledConnection) {
             RedisConnectionInternal actual = pooledConnection.actual();
             if (actual.metrics() == null && actual.vertx().tracer() == null) {

@@ -113,18 +113,14 @@ final class Pipes {
         if (pipe.channel != null && !pipe.channel.isActive()) {
             // the socket has closed and its end is still on the way to the connection: a command written now would
             // fail there, and Vert.x would end the connection for that failure and again for the close
-            RedisConnection connection = pipe.connection;
-            pipe.lost(connection);
-            discard(connection);
+            pipe.drop();
             return pooled.send(request);
         }
         Future<Response> answer = pipe.sender.send(request);
         if (answer.failed()) {
             // failed before it was written: the connection closed without our hearing of it, or its queue is full
             if (closed(answer.cause())) {
-                RedisConnection connection = pipe.connection;
-                pipe.lost(connection);
-                discard(connection);
+                pipe.drop();
             }
             return pooled.send(request);
         }
@@ -152,11 +148,9 @@ final class Pipes {
             return;
         }
         Pipe pipe = pipes.get();
-        RedisConnection connection = pipe.connection;
-        if (connection != null) {
+        if (pipe.connection != null) {
             LOG.debug("closing this event loop's Redis pipe: a command on it went unanswered");
-            pipe.lost(connection);
-            discard(connection);
+            pipe.drop();
         }
     }
 
@@ -249,6 +243,13 @@ final class Pipes {
                 sender = unreported(held);
                 connection = held;
             });
+        }
+
+        /** Forgets the held connection and closes its socket. */
+        void drop() {
+            RedisConnection held = connection;
+            lost(held);
+            discard(held);
         }
 
         private void lost(RedisConnection held) {
